@@ -1,0 +1,108 @@
+# spectap: `make` builds into build/, `make test` and `make demo` set everything up themselves.
+VERSION    := 0.1.0
+BUILD      ?= build
+CC         ?= gcc
+CLANG      ?= clang
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
+CPPFLAGS   := -D_GNU_SOURCE -DSPECTAP_VERSION='"$(VERSION)"' -Iinclude -Ilib -I$(BUILD)/gen
+CFLAGS     ?= -O2 -g
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS)
+LIBS       := -lprotobuf-c -lzstd
+SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_SRC    := $(wildcard lib/*.c)
+TOOL_SRC   := $(wildcard tools/*.c)
+GEN_C      := $(BUILD)/gen/trace.pb-c.c
+GEN_H      := $(BUILD)/gen/trace.pb-c.h
+HEADERS    := $(wildcard include/spectap/*.h lib/*.h tools/*.h) $(GEN_H)
+
+# Two flavours of every object: plain (the tool users run) and sanitized (what tests run).
+obj        = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(notdir $(2)))
+LIB_OBJ    := $(call obj,rel,$(LIB_SRC) $(GEN_C))
+TOOL_OBJ   := $(call obj,rel,$(TOOL_SRC))
+LIB_SOBJ   := $(call obj,san,$(LIB_SRC) $(GEN_C))
+TOOL_SOBJ  := $(call obj,san,$(TOOL_SRC))
+
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_BIN  := $(BUILD)/bench/bench_trace
+
+vpath %.c lib tools $(BUILD)/gen
+
+.PHONY: all deps test unit cli fuzz fuzz-smoke clang-check demo bench clean
+all: $(BUILD)/spectap
+
+deps:
+	@sh scripts/deps.sh
+
+$(GEN_C) $(GEN_H): lib/proto/trace.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen --proto_path=lib/proto $<
+
+$(BUILD)/rel/%.o: %.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/san/%.o: %.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -c $< -o $@
+
+$(BUILD)/libspectap.a: $(LIB_OBJ)
+	ar rcs $@ $^
+$(BUILD)/san/libspectap.a: $(LIB_SOBJ)
+	ar rcs $@ $^
+
+$(BUILD)/spectap: $(TOOL_OBJ) $(BUILD)/libspectap.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/san/spectap: $(TOOL_SOBJ) $(BUILD)/san/libspectap.a
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(BUILD)/san/libspectap.a $(LIBS)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_C) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) -std=c11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(LIB_SRC) $(GEN_C) $(LIBS)
+
+$(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(BUILD)/libspectap.a $(LIBS)
+
+# The library and tools must also build warning-free with clang.
+clang-check: $(GEN_H)
+	@mkdir -p $(BUILD)/clang
+	@for f in $(LIB_SRC) $(TOOL_SRC) $(GEN_C); do \
+		$(CLANG) $(CPPFLAGS) $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
+	@echo "clang-check: ok"
+
+unit: $(UNIT_BIN)
+	@sh tests/run-unit.sh $(UNIT_BIN)
+
+cli: $(BUILD)/spectap $(BUILD)/san/spectap
+	@SPECTAP=$(BUILD)/san/spectap BUILD=$(BUILD) sh tests/run-cli.sh
+
+fuzz-smoke: $(FUZZ_BIN)
+	@BUILD=$(BUILD) sh tests/fuzz/run.sh 20
+
+fuzz: $(FUZZ_BIN)
+	@BUILD=$(BUILD) sh tests/fuzz/run.sh $${FUZZ_SECONDS:-600}
+
+test: deps
+	@$(MAKE) --no-print-directory clang-check
+	@$(MAKE) --no-print-directory all unit cli fuzz-smoke
+	@sh tests/summary.sh $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) sh scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@BUILD=$(BUILD) sh bench/run.sh
+
+clean:
+	rm -rf $(BUILD)

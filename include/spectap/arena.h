@@ -1,0 +1,26 @@
+/* Bump allocator: values and events are built in an arena and freed all at once. */
+#ifndef SPECTAP_ARENA_H
+#define SPECTAP_ARENA_H
+
+#include <stddef.h>
+
+struct spt_arena_block;
+
+struct spt_arena {
+	struct spt_arena_block *head;   /* block being filled */
+	struct spt_arena_block *spare;  /* blocks kept by reset for reuse */
+	size_t used;                    /* bytes handed out since the last reset */
+};
+
+void spt_arena_init(struct spt_arena *a);
+/* Frees every block. The arena may be reused after spt_arena_init. */
+void spt_arena_fini(struct spt_arena *a);
+/* Forgets every allocation but keeps the memory for the next ones. */
+void spt_arena_reset(struct spt_arena *a);
+/* 16-byte aligned; NULL only when the system is out of memory. */
+void *spt_arena_alloc(struct spt_arena *a, size_t size);
+void *spt_arena_memdup(struct spt_arena *a, const void *p, size_t size);
+/* Copies len bytes and appends a NUL. */
+char *spt_arena_strndup(struct spt_arena *a, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * JSON <-> values. Objects become records, arrays sequences, integers 64-bit integers, other
+ * numbers keep their text (SPT_HINT_NUMBER), null the model value `null`, as TLC's Json module
+ * reads them. The tagged dialect, spectap's own, is lossless: {"$set":[...]},
+ * {"$fun":[[k,v],...]}, {"$model":"m"} and {"$rec":{...}} (a record with a "$" key).
+ */
+#ifndef SPECTAP_JSON_H
+#define SPECTAP_JSON_H
+
+#include "spectap/buf.h"
+#include "spectap/value.h"
+
+enum spt_json_flags {
+	SPT_JSON_TAGGED = 1, /* read and write the lossless tagged dialect */
+};
+
+struct spt_json_error {
+	size_t offset;      /* byte offset in the parsed text */
+	unsigned line, col; /* 1-based, within the parsed text */
+	char msg[160];
+};
+
+/* Parses exactly one JSON value (surrounding white space allowed). 0 or -EINVAL (err filled),
+ * -ENOMEM. */
+int spt_json_parse(struct spt_arena *a, const char *text, size_t len, unsigned flags,
+		   spt_val **out, struct spt_json_error *err);
+
+/* What a plain (untagged) write could not represent exactly. */
+struct spt_json_loss {
+	unsigned long sets;   /* written as arrays */
+	unsigned long funs;   /* functions with non-string keys written as [[k,v],...] */
+	unsigned long models; /* model values written as strings */
+};
+
+void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_json_loss *loss);
+
+/* Fills err->line/col from err->offset. */
+void spt_json_locate(const char *text, size_t len, struct spt_json_error *err);
+
+#endif

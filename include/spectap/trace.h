@@ -1,0 +1,83 @@
+/*
+ * Trace files (*.spt): a concatenation of independent zstd frames with content checksums.
+ * Frame 0 is a skippable magic frame, frame 1 holds the header, then one frame per chunk of
+ * length-delimited protobuf records, each chunk ending with a trailer. A clean close appends an
+ * index frame and a skippable footer that points to it. Bytes once written are never rewritten,
+ * so a crash loses at most the chunk being written. See docs/format.md.
+ */
+#ifndef SPECTAP_TRACE_H
+#define SPECTAP_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spectap/event.h"
+
+/* Set to the reason when a function returns a negative errno; may be NULL. */
+struct spt_diag {
+	char msg[512];
+};
+
+/* ---- writer ---- */
+
+struct spt_writer_opts {
+	size_t sz;              /* sizeof(struct spt_writer_opts), for forward compatibility */
+	size_t chunk_bytes;     /* flush a chunk when this many encoded bytes wait (default 512 KiB) */
+	int level;              /* zstd level (default 3) */
+	bool sync;              /* fdatasync after every chunk */
+	bool overwrite;         /* replace an existing file instead of failing with -EEXIST */
+};
+
+struct spt_writer;
+
+int spt_writer_open(const char *path, const struct spt_header *h, const struct spt_writer_opts *o,
+		    struct spt_writer **out, struct spt_diag *d);
+/* The event is encoded at once; it need not outlive the call. */
+int spt_writer_append(struct spt_writer *w, const struct spt_event *ev);
+int spt_writer_add_loss(struct spt_writer *w, const struct spt_loss *loss);
+/* Writes the pending events as one chunk (a no-op when none are pending). */
+int spt_writer_flush(struct spt_writer *w);
+/* Flushes, writes the index and footer, closes and frees. Returns the first error seen. */
+int spt_writer_close(struct spt_writer *w, struct spt_diag *d);
+/* Frees without writing an index, as a crash would leave the file (for tests and aborts). */
+void spt_writer_abandon(struct spt_writer *w);
+uint64_t spt_writer_events(const struct spt_writer *w);
+uint64_t spt_writer_bytes(const struct spt_writer *w);
+
+/* ---- reader ---- */
+
+struct spt_trace_info {
+	uint64_t file_bytes;
+	uint64_t data_bytes;      /* bytes of valid frames */
+	uint64_t events;          /* events in valid chunks */
+	uint64_t chunks;
+	uint64_t lost;            /* events the capture reported lost (loss records) */
+	bool indexed;             /* closed cleanly: footer and index present and valid */
+	bool recovered;           /* no valid index: chunks were found by scanning */
+	bool damaged;             /* a bad or torn frame was found; everything from it is ignored */
+	uint64_t damage_offset;   /* where the first bad frame starts */
+	uint64_t damaged_bytes;   /* bytes from there to the end of the file */
+	char damage[256];         /* what was wrong there */
+};
+
+struct spt_reader;
+
+int spt_reader_open(const char *path, struct spt_reader **out, struct spt_diag *d);
+void spt_reader_close(struct spt_reader *r);
+const struct spt_header *spt_reader_header(const struct spt_reader *r);
+const struct spt_trace_info *spt_reader_info(const struct spt_reader *r);
+/* 1 and *ev set, 0 at the end, negative errno on error. The event and its values stay valid
+ * until the next call to next or seek. Loss records met on the way are kept for
+ * spt_reader_losses. */
+int spt_reader_next(struct spt_reader *r, const struct spt_event **ev);
+/* Positions before the n-th event (0-based); n == events positions at the end. */
+int spt_reader_seek_event(struct spt_reader *r, uint64_t n);
+/* Positions before the first event with ts_ns >= ts (in file order). */
+int spt_reader_seek_time(struct spt_reader *r, uint64_t ts);
+/* Ordinal of the event the next call to next returns. */
+uint64_t spt_reader_tell(const struct spt_reader *r);
+/* Every loss record of the valid chunks (read at open). */
+size_t spt_reader_losses(const struct spt_reader *r, const struct spt_loss **out);
+
+#endif

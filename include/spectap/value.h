@@ -1,0 +1,109 @@
+/*
+ * TLA+-shaped values: booleans, 64-bit integers, strings, model values, finite sets and
+ * functions. Records and sequences are functions too (domain: strings, resp. 1..n), as in TLA+.
+ *
+ * Values are immutable and live in an arena. Constructors put every value in canonical form
+ * (sets sorted without duplicates, functions sorted by key, a function whose domain is 1..n
+ * becomes a sequence, one whose keys are all strings becomes a record), so structural equality
+ * is TLA+ equality, and order and hash agree with it. The one representation choice left is
+ * the empty function, which compares equal as <<>>, [] or an empty map: its kind only says how
+ * it was written, so that it can be written back the same way.
+ */
+#ifndef SPECTAP_VALUE_H
+#define SPECTAP_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "spectap/arena.h"
+
+enum spt_kind {
+	SPT_BOOL = 1,
+	SPT_INT,
+	SPT_STR,
+	SPT_MODEL, /* a TLC model value: equal only to itself */
+	SPT_SET,
+	SPT_SEQ,   /* function with domain 1..n */
+	SPT_REC,   /* function whose domain is a set of strings */
+	SPT_FUN,   /* any other function */
+};
+
+/* Representation hints: never change equality, order or hash. */
+enum spt_hint {
+	SPT_HINT_NONE = 0,
+	SPT_HINT_NUMBER = 1, /* SPT_STR holding a non-integer JSON number's text, e.g. "1.5" */
+};
+
+struct spt_value {
+	uint8_t kind;
+	uint8_t hint;
+	uint32_t n;    /* string bytes, set/sequence elements, or function pairs */
+	uint64_t hash; /* computed at construction */
+	union {
+		bool b;
+		int64_t i;
+		const char *s; /* SPT_STR, SPT_MODEL: n bytes, NUL-terminated */
+		const struct spt_value *const *elems; /* SPT_SET (sorted), SPT_SEQ */
+		struct {
+			const struct spt_value *const *keys; /* sorted; all SPT_STR for SPT_REC */
+			const struct spt_value *const *vals;
+		} fn;
+	} u;
+};
+
+typedef const struct spt_value spt_val;
+
+/* Constructors return NULL when out of memory (and, for functions, on duplicate keys). */
+spt_val *spt_bool(struct spt_arena *a, bool b);
+spt_val *spt_int(struct spt_arena *a, int64_t i);
+spt_val *spt_str(struct spt_arena *a, const char *s, size_t len);
+spt_val *spt_cstr(struct spt_arena *a, const char *s);
+spt_val *spt_number_text(struct spt_arena *a, const char *s, size_t len);
+spt_val *spt_model(struct spt_arena *a, const char *name);
+/* Copies and sorts; duplicates are dropped. */
+spt_val *spt_set(struct spt_arena *a, spt_val *const *elems, size_t n);
+spt_val *spt_seq(struct spt_arena *a, spt_val *const *elems, size_t n);
+/* Copies, sorts by key and normalizes to a sequence or record where the domain allows.
+ * Returns NULL with *dup set when two keys are equal. */
+spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
+		 bool *dup);
+/* A record from field names. Returns NULL on a duplicate name or out of memory. */
+spt_val *spt_rec(struct spt_arena *a, const char *const *names, spt_val *const *vals, size_t n);
+/* The empty function written as [] (record), <<>> (sequence) or a map. */
+spt_val *spt_empty_fun(struct spt_arena *a, enum spt_kind how);
+
+/* Deep copy into another arena. */
+spt_val *spt_value_clone(struct spt_arena *a, spt_val *v);
+
+/* Total order consistent with equality; -1, 0 or 1. */
+int spt_value_cmp(spt_val *x, spt_val *y);
+bool spt_value_eq(spt_val *x, spt_val *y);
+static inline uint64_t spt_value_hash(spt_val *v) { return v->hash; }
+
+static inline bool spt_is_fun(spt_val *v)
+{
+	return v->kind == SPT_SEQ || v->kind == SPT_REC || v->kind == SPT_FUN;
+}
+/* A function's i-th key in canonical order; a sequence's keys are built in *tmp. */
+spt_val *spt_fun_key(spt_val *f, uint32_t i, struct spt_value *tmp);
+static inline spt_val *spt_fun_val(spt_val *f, uint32_t i)
+{
+	return f->kind == SPT_SEQ ? f->u.elems[i] : f->u.fn.vals[i];
+}
+/* f[key], or NULL when key is outside the domain (or f is no function). */
+spt_val *spt_fun_apply(spt_val *f, spt_val *key);
+/* r.name for a record, or NULL. */
+spt_val *spt_rec_get(spt_val *r, const char *name);
+/* Index of x in a set, or -1. */
+long spt_set_find(spt_val *s, spt_val *x);
+
+/* TLA+ notation: [a |-> 1], <<1, 2>>, {1, 2}, (1 :> "a" @@ 2 :> "b"), TRUE, "s". */
+int spt_value_print(FILE *f, spt_val *v);
+
+/* Hashing helpers shared with other value users. */
+uint64_t spt_hash_bytes(const void *p, size_t n, uint64_t seed);
+uint64_t spt_hash_mix(uint64_t h, uint64_t x);
+
+#endif

@@ -1,0 +1,108 @@
+#include "spectap/arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_BLOCK_MIN (64u * 1024u)
+#define ARENA_ALIGN 16u
+
+struct spt_arena_block {
+	struct spt_arena_block *next;
+	size_t size; /* usable bytes after the header */
+	size_t off;
+	_Alignas(16) unsigned char data[];
+};
+
+void spt_arena_init(struct spt_arena *a)
+{
+	a->head = NULL;
+	a->spare = NULL;
+	a->used = 0;
+}
+
+static void free_chain(struct spt_arena_block *b)
+{
+	while (b) {
+		struct spt_arena_block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+void spt_arena_fini(struct spt_arena *a)
+{
+	free_chain(a->head);
+	free_chain(a->spare);
+	spt_arena_init(a);
+}
+
+void spt_arena_reset(struct spt_arena *a)
+{
+	/* Keep the blocks; move all of them to the spare list. */
+	while (a->head) {
+		struct spt_arena_block *b = a->head;
+		a->head = b->next;
+		b->off = 0;
+		b->next = a->spare;
+		a->spare = b;
+	}
+	a->used = 0;
+}
+
+static struct spt_arena_block *take_block(struct spt_arena *a, size_t need)
+{
+	struct spt_arena_block **pp = &a->spare;
+	while (*pp) {
+		if ((*pp)->size >= need) {
+			struct spt_arena_block *b = *pp;
+			*pp = b->next;
+			return b;
+		}
+		pp = &(*pp)->next;
+	}
+	size_t size = need > ARENA_BLOCK_MIN ? need : ARENA_BLOCK_MIN;
+	struct spt_arena_block *b = malloc(sizeof(*b) + size);
+	if (!b)
+		return NULL;
+	b->size = size;
+	b->off = 0;
+	return b;
+}
+
+void *spt_arena_alloc(struct spt_arena *a, size_t size)
+{
+	size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (need < size)
+		return NULL;
+	struct spt_arena_block *b = a->head;
+	if (!b || b->size - b->off < need) {
+		b = take_block(a, need);
+		if (!b)
+			return NULL;
+		b->next = a->head;
+		a->head = b;
+	}
+	void *p = b->data + b->off;
+	b->off += need;
+	a->used += need;
+	return p;
+}
+
+void *spt_arena_memdup(struct spt_arena *a, const void *p, size_t size)
+{
+	void *q = spt_arena_alloc(a, size ? size : 1);
+	if (q && size)
+		memcpy(q, p, size);
+	return q;
+}
+
+char *spt_arena_strndup(struct spt_arena *a, const char *s, size_t len)
+{
+	char *q = spt_arena_alloc(a, len + 1);
+	if (!q)
+		return NULL;
+	memcpy(q, s, len);
+	q[len] = '\0';
+	return q;
+}

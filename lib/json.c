@@ -1,0 +1,604 @@
+/* A strict JSON reader and writer for values. No dependency, exact 64-bit integers. */
+#include "spectap/json.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JSON_MAX_DEPTH 200
+
+struct parser {
+	struct spt_arena *a;
+	const char *s;
+	size_t len, pos;
+	unsigned flags;
+	int depth;
+	struct spt_json_error *err;
+	bool oom;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct parser *p, size_t at, const char *fmt,
+						       ...)
+{
+	if (p->err) {
+		p->err->offset = at;
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(p->err->msg, sizeof(p->err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int nomem(struct parser *p)
+{
+	p->oom = true;
+	return -ENOMEM;
+}
+
+static void skip_ws(struct parser *p)
+{
+	while (p->pos < p->len) {
+		char c = p->s[p->pos];
+		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			break;
+		p->pos++;
+	}
+}
+
+static int parse_value(struct parser *p, spt_val **out);
+
+static int hex4(struct parser *p, size_t at, unsigned *out)
+{
+	if (p->len - at < 4)
+		return fail(p, at, "truncated \\u escape");
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p->s[at + i];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (unsigned)(c - 'A' + 10);
+		else
+			return fail(p, at + i, "bad hex digit in \\u escape");
+	}
+	*out = v;
+	return 0;
+}
+
+static void put_utf8(struct spt_buf *b, unsigned cp)
+{
+	char u[4];
+	size_t n;
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | (cp >> 6));
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | (cp >> 12));
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | (cp >> 18));
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	spt_buf_put(b, u, n);
+}
+
+/* Parses a string at p->pos (at the quote). Result is NUL-terminated in the arena. */
+static int parse_string(struct parser *p, const char **out, size_t *outlen)
+{
+	size_t start = ++p->pos;
+	/* Fast path: no escapes. */
+	size_t i = start;
+	while (i < p->len && p->s[i] != '"' && p->s[i] != '\\' && (unsigned char)p->s[i] >= 0x20)
+		i++;
+	if (i < p->len && p->s[i] == '"') {
+		char *c = spt_arena_strndup(p->a, p->s + start, i - start);
+		if (!c)
+			return nomem(p);
+		*out = c;
+		*outlen = i - start;
+		p->pos = i + 1;
+		return 0;
+	}
+	struct spt_buf b = { 0 };
+	int rc = 0;
+	for (i = start;; i++) {
+		if (i >= p->len) {
+			rc = fail(p, start - 1, "unterminated string");
+			goto out;
+		}
+		unsigned char c = (unsigned char)p->s[i];
+		if (c == '"')
+			break;
+		if (c < 0x20) {
+			rc = fail(p, i, "control character 0x%02x in string", c);
+			goto out;
+		}
+		if (c != '\\') {
+			spt_buf_putc(&b, (char)c);
+			continue;
+		}
+		if (++i >= p->len) {
+			rc = fail(p, start - 1, "unterminated string");
+			goto out;
+		}
+		switch (p->s[i]) {
+		case '"': spt_buf_putc(&b, '"'); break;
+		case '\\': spt_buf_putc(&b, '\\'); break;
+		case '/': spt_buf_putc(&b, '/'); break;
+		case 'b': spt_buf_putc(&b, '\b'); break;
+		case 'f': spt_buf_putc(&b, '\f'); break;
+		case 'n': spt_buf_putc(&b, '\n'); break;
+		case 'r': spt_buf_putc(&b, '\r'); break;
+		case 't': spt_buf_putc(&b, '\t'); break;
+		case 'u': {
+			unsigned cp;
+			if ((rc = hex4(p, i + 1, &cp)))
+				goto out;
+			i += 4;
+			if (cp >= 0xd800 && cp < 0xdc00) {
+				unsigned lo;
+				if (p->len - i < 7 || p->s[i + 1] != '\\' || p->s[i + 2] != 'u') {
+					rc = fail(p, i - 5, "unpaired surrogate in \\u escape");
+					goto out;
+				}
+				if ((rc = hex4(p, i + 3, &lo)))
+					goto out;
+				if (lo < 0xdc00 || lo >= 0xe000) {
+					rc = fail(p, i + 1, "unpaired surrogate in \\u escape");
+					goto out;
+				}
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				i += 6;
+			} else if (cp >= 0xdc00 && cp < 0xe000) {
+				rc = fail(p, i - 5, "unpaired surrogate in \\u escape");
+				goto out;
+			}
+			put_utf8(&b, cp);
+			break;
+		}
+		default:
+			rc = fail(p, i - 1, "bad escape '\\%c'", p->s[i]);
+			goto out;
+		}
+	}
+	if (b.oom) {
+		rc = nomem(p);
+		goto out;
+	}
+	char *c = spt_arena_strndup(p->a, b.p ? b.p : "", b.len);
+	if (!c) {
+		rc = nomem(p);
+		goto out;
+	}
+	*out = c;
+	*outlen = b.len;
+	p->pos = i + 1;
+out:
+	spt_buf_free(&b);
+	return rc;
+}
+
+static int parse_number(struct parser *p, spt_val **out)
+{
+	size_t start = p->pos, i = p->pos;
+	bool neg = false, integral = true;
+	if (i < p->len && p->s[i] == '-') {
+		neg = true;
+		i++;
+	}
+	if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
+		return fail(p, start, "bad number");
+	if (p->s[i] == '0' && i + 1 < p->len && p->s[i + 1] >= '0' && p->s[i + 1] <= '9')
+		return fail(p, start, "leading zero in number");
+	while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
+		i++;
+	size_t int_end = i;
+	if (i < p->len && p->s[i] == '.') {
+		integral = false;
+		if (++i >= p->len || p->s[i] < '0' || p->s[i] > '9')
+			return fail(p, start, "bad number: digit expected after '.'");
+		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
+			i++;
+	}
+	if (i < p->len && (p->s[i] == 'e' || p->s[i] == 'E')) {
+		integral = false;
+		i++;
+		if (i < p->len && (p->s[i] == '+' || p->s[i] == '-'))
+			i++;
+		if (i >= p->len || p->s[i] < '0' || p->s[i] > '9')
+			return fail(p, start, "bad number: digit expected in exponent");
+		while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
+			i++;
+	}
+	p->pos = i;
+	if (!integral) {
+		*out = spt_number_text(p->a, p->s + start, i - start);
+		return *out ? 0 : nomem(p);
+	}
+	/* Accumulate negatively so INT64_MIN fits. */
+	int64_t v = 0;
+	for (size_t k = start + neg; k < int_end; k++) {
+		int d = p->s[k] - '0';
+		if (v < (INT64_MIN + d) / 10)
+			return fail(p, start, "integer %.*s does not fit in 64 bits", (int)(i - start),
+				    p->s + start);
+		v = v * 10 - d;
+	}
+	if (!neg) {
+		if (v == INT64_MIN)
+			return fail(p, start, "integer %.*s does not fit in 64 bits", (int)(i - start),
+				    p->s + start);
+		v = -v;
+	}
+	*out = spt_int(p->a, v);
+	return *out ? 0 : nomem(p);
+}
+
+static int expect_char(struct parser *p, char c, const char *what)
+{
+	skip_ws(p);
+	if (p->pos >= p->len)
+		return fail(p, p->pos, "unexpected end of input, %s expected", what);
+	if (p->s[p->pos] != c)
+		return fail(p, p->pos, "'%c' found where %s expected", p->s[p->pos], what);
+	p->pos++;
+	return 0;
+}
+
+struct valvec {
+	spt_val **v;
+	size_t n, cap;
+};
+
+static int vec_push(struct parser *p, struct valvec *vv, spt_val *x)
+{
+	if (vv->n == vv->cap) {
+		size_t cap = vv->cap ? vv->cap * 2 : 8;
+		spt_val **nv = realloc(vv->v, cap * sizeof(*nv));
+		if (!nv)
+			return nomem(p);
+		vv->v = nv;
+		vv->cap = cap;
+	}
+	vv->v[vv->n++] = x;
+	return 0;
+}
+
+static int parse_array_items(struct parser *p, struct valvec *items)
+{
+	p->pos++; /* '[' */
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == ']') {
+		p->pos++;
+		return 0;
+	}
+	for (;;) {
+		spt_val *x;
+		int rc = parse_value(p, &x);
+		if (rc)
+			return rc;
+		if ((rc = vec_push(p, items, x)))
+			return rc;
+		skip_ws(p);
+		if (p->pos < p->len && p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		return expect_char(p, ']', "',' or ']'");
+	}
+}
+
+/* Decodes the tagged dialect's one-key objects; *done is false for a plain record. */
+static int decode_tagged(struct parser *p, size_t at, const char *key, spt_val *val, spt_val **out,
+			 bool *done)
+{
+	*done = true;
+	if (!strcmp(key, "$set")) {
+		if (val->kind != SPT_SEQ && !(spt_is_fun(val) && val->n == 0))
+			return fail(p, at, "\"$set\" needs an array");
+		*out = spt_set(p->a, val->n ? val->u.elems : NULL, val->n);
+	} else if (!strcmp(key, "$model")) {
+		if (val->kind != SPT_STR)
+			return fail(p, at, "\"$model\" needs a string");
+		*out = spt_model(p->a, val->u.s);
+	} else if (!strcmp(key, "$rec")) {
+		if (val->kind != SPT_REC && !(spt_is_fun(val) && val->n == 0))
+			return fail(p, at, "\"$rec\" needs an object");
+		*out = val->n ? val : spt_empty_fun(p->a, SPT_REC);
+	} else if (!strcmp(key, "$fun")) {
+		if (!spt_is_fun(val) || (val->n && val->kind != SPT_SEQ))
+			return fail(p, at, "\"$fun\" needs an array of [key, value] pairs");
+		if (val->n == 0) {
+			*out = spt_empty_fun(p->a, SPT_FUN);
+			return *out ? 0 : nomem(p);
+		}
+		spt_val **k = spt_arena_alloc(p->a, val->n * sizeof(*k));
+		spt_val **v = spt_arena_alloc(p->a, val->n * sizeof(*v));
+		if (!k || !v)
+			return nomem(p);
+		for (uint32_t i = 0; i < val->n; i++) {
+			spt_val *pair = val->u.elems[i];
+			if (pair->kind != SPT_SEQ || pair->n != 2)
+				return fail(p, at, "\"$fun\" pair %u is not [key, value]", i + 1);
+			k[i] = pair->u.elems[0];
+			v[i] = pair->u.elems[1];
+		}
+		bool dup;
+		*out = spt_fun(p->a, k, v, val->n, &dup);
+		if (!*out)
+			return dup ? fail(p, at, "\"$fun\" has a duplicate key") : nomem(p);
+		return 0;
+	} else {
+		*done = false;
+		return 0;
+	}
+	return *out ? 0 : nomem(p);
+}
+
+static int parse_object(struct parser *p, spt_val **out)
+{
+	size_t at = p->pos++;
+	struct valvec keys = { 0 }, vals = { 0 };
+	int rc = 0;
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == '}') {
+		p->pos++;
+		*out = spt_empty_fun(p->a, SPT_REC);
+		return *out ? 0 : nomem(p);
+	}
+	for (;;) {
+		skip_ws(p);
+		if (p->pos >= p->len || p->s[p->pos] != '"') {
+			rc = p->pos >= p->len ? fail(p, p->pos, "unexpected end of input in object")
+					      : fail(p, p->pos, "object key (a string) expected");
+			goto out;
+		}
+		size_t key_at = p->pos;
+		const char *k;
+		size_t klen;
+		if ((rc = parse_string(p, &k, &klen)))
+			goto out;
+		spt_val *kv = spt_str(p->a, k, klen), *v;
+		if (!kv) {
+			rc = nomem(p);
+			goto out;
+		}
+		if ((rc = expect_char(p, ':', "':'")) || (rc = parse_value(p, &v)))
+			goto out;
+		for (size_t i = 0; i < keys.n; i++)
+			if (spt_value_eq(keys.v[i], kv)) {
+				rc = fail(p, key_at, "duplicate key \"%.*s\"", (int)klen, k);
+				goto out;
+			}
+		if ((rc = vec_push(p, &keys, kv)) || (rc = vec_push(p, &vals, v)))
+			goto out;
+		skip_ws(p);
+		if (p->pos < p->len && p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		if ((rc = expect_char(p, '}', "',' or '}'")))
+			goto out;
+		break;
+	}
+	if ((p->flags & SPT_JSON_TAGGED) && keys.n == 1 && keys.v[0]->u.s[0] == '$') {
+		bool done;
+		if ((rc = decode_tagged(p, at, keys.v[0]->u.s, vals.v[0], out, &done)) || done)
+			goto out;
+	}
+	*out = spt_fun(p->a, keys.v, vals.v, keys.n, NULL);
+	if (!*out)
+		rc = nomem(p);
+out:
+	free(keys.v);
+	free(vals.v);
+	return rc;
+}
+
+static int parse_literal(struct parser *p, const char *word, spt_val **out)
+{
+	size_t n = strlen(word);
+	if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n))
+		return fail(p, p->pos, "unexpected character '%c'", p->s[p->pos]);
+	p->pos += n;
+	if (word[0] == 'n')
+		*out = spt_model(p->a, "null");
+	else
+		*out = spt_bool(p->a, word[0] == 't');
+	return *out ? 0 : nomem(p);
+}
+
+static int parse_value(struct parser *p, spt_val **out)
+{
+	skip_ws(p);
+	if (p->pos >= p->len)
+		return fail(p, p->pos, "unexpected end of input, a value expected");
+	if (++p->depth > JSON_MAX_DEPTH)
+		return fail(p, p->pos, "nesting deeper than %d", JSON_MAX_DEPTH);
+	int rc;
+	char c = p->s[p->pos];
+	switch (c) {
+	case '{':
+		rc = parse_object(p, out);
+		break;
+	case '[': {
+		struct valvec items = { 0 };
+		rc = parse_array_items(p, &items);
+		if (!rc) {
+			*out = items.n ? spt_seq(p->a, items.v, items.n) : spt_empty_fun(p->a, SPT_SEQ);
+			if (!*out)
+				rc = nomem(p);
+		}
+		free(items.v);
+		break;
+	}
+	case '"': {
+		const char *s;
+		size_t n;
+		rc = parse_string(p, &s, &n);
+		if (!rc && !(*out = spt_str(p->a, s, n)))
+			rc = nomem(p);
+		break;
+	}
+	case 't': rc = parse_literal(p, "true", out); break;
+	case 'f': rc = parse_literal(p, "false", out); break;
+	case 'n': rc = parse_literal(p, "null", out); break;
+	default:
+		if (c == '-' || (c >= '0' && c <= '9'))
+			rc = parse_number(p, out);
+		else if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f)
+			rc = fail(p, p->pos, "unexpected byte 0x%02x", (unsigned char)c);
+		else
+			rc = fail(p, p->pos, "unexpected character '%c'", c);
+	}
+	p->depth--;
+	return rc;
+}
+
+void spt_json_locate(const char *text, size_t len, struct spt_json_error *err)
+{
+	unsigned line = 1, col = 1;
+	for (size_t i = 0; i < err->offset && i < len; i++) {
+		if (text[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	err->line = line;
+	err->col = col;
+}
+
+int spt_json_parse(struct spt_arena *a, const char *text, size_t len, unsigned flags,
+		   spt_val **out, struct spt_json_error *err)
+{
+	struct parser p = { .a = a, .s = text, .len = len, .flags = flags, .err = err };
+	int rc = parse_value(&p, out);
+	if (!rc) {
+		skip_ws(&p);
+		if (p.pos < len)
+			rc = fail(&p, p.pos, "trailing characters after the JSON value");
+	}
+	if (rc == -ENOMEM || p.oom) {
+		if (err) {
+			err->offset = p.pos;
+			snprintf(err->msg, sizeof(err->msg), "out of memory");
+		}
+		rc = -ENOMEM;
+	}
+	if (rc && err)
+		spt_json_locate(text, len, err);
+	return rc;
+}
+
+/* ---- writer ---- */
+
+static bool has_dollar_key(spt_val *r)
+{
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->u.fn.keys[i]->n && r->u.fn.keys[i]->u.s[0] == '$')
+			return true;
+	return false;
+}
+
+static void write_items(struct spt_buf *b, spt_val *const *e, uint32_t n, unsigned flags,
+			struct spt_json_loss *loss)
+{
+	spt_buf_putc(b, '[');
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			spt_buf_putc(b, ',');
+		spt_json_write(b, e[i], flags, loss);
+	}
+	spt_buf_putc(b, ']');
+}
+
+void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_json_loss *loss)
+{
+	bool tagged = flags & SPT_JSON_TAGGED;
+	switch (v->kind) {
+	case SPT_BOOL:
+		spt_buf_puts(b, v->u.b ? "true" : "false");
+		break;
+	case SPT_INT:
+		spt_buf_printf(b, "%lld", (long long)v->u.i);
+		break;
+	case SPT_STR:
+		if (v->hint == SPT_HINT_NUMBER)
+			spt_buf_put(b, v->u.s, v->n);
+		else
+			spt_buf_json_str(b, v->u.s, v->n);
+		break;
+	case SPT_MODEL:
+		if (v->n == 4 && !memcmp(v->u.s, "null", 4)) {
+			spt_buf_puts(b, "null");
+		} else if (tagged) {
+			spt_buf_puts(b, "{\"$model\":");
+			spt_buf_json_str(b, v->u.s, v->n);
+			spt_buf_putc(b, '}');
+		} else {
+			if (loss)
+				loss->models++;
+			spt_buf_json_str(b, v->u.s, v->n);
+		}
+		break;
+	case SPT_SET:
+		if (tagged)
+			spt_buf_puts(b, "{\"$set\":");
+		else if (loss)
+			loss->sets++;
+		write_items(b, v->u.elems, v->n, flags, loss);
+		if (tagged)
+			spt_buf_putc(b, '}');
+		break;
+	case SPT_SEQ:
+		write_items(b, v->u.elems, v->n, flags, loss);
+		break;
+	case SPT_REC: {
+		bool wrap = tagged && has_dollar_key(v);
+		spt_buf_puts(b, wrap ? "{\"$rec\":{" : "{");
+		for (uint32_t i = 0; i < v->n; i++) {
+			if (i)
+				spt_buf_putc(b, ',');
+			spt_buf_json_str(b, v->u.fn.keys[i]->u.s, v->u.fn.keys[i]->n);
+			spt_buf_putc(b, ':');
+			spt_json_write(b, v->u.fn.vals[i], flags, loss);
+		}
+		spt_buf_puts(b, wrap ? "}}" : "}");
+		break;
+	}
+	case SPT_FUN:
+		if (tagged)
+			spt_buf_puts(b, "{\"$fun\":");
+		else if (loss && v->n)
+			loss->funs++;
+		spt_buf_putc(b, '[');
+		for (uint32_t i = 0; i < v->n; i++) {
+			spt_buf_puts(b, i ? ",[" : "[");
+			spt_json_write(b, v->u.fn.keys[i], flags, loss);
+			spt_buf_putc(b, ',');
+			spt_json_write(b, v->u.fn.vals[i], flags, loss);
+			spt_buf_putc(b, ']');
+		}
+		spt_buf_putc(b, ']');
+		if (tagged)
+			spt_buf_putc(b, '}');
+		break;
+	}
+}

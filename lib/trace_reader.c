@@ -1,0 +1,579 @@
+/* Reader of *.spt traces: index when the file was closed cleanly, recovery by scanning if not. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "spectap/trace.h"
+#include "trace_codec.h"
+#include "trace_frame.h"
+
+struct chunk_ref {
+	uint64_t offset, length, first_event, events, ts_min, ts_max;
+};
+
+struct spt_reader {
+	int fd;
+	const uint8_t *map;
+	size_t size;
+	char *path;
+	uint64_t data_start;
+
+	struct spt_arena header_arena;
+	struct spt_header header;
+	struct spt_trace_info info;
+
+	struct chunk_ref *chunks;
+	size_t n_chunks, cap_chunks;
+	struct spt_loss *losses;
+	size_t n_losses, cap_losses;
+	struct spt_arena loss_arena;
+
+	/* The loaded chunk. */
+	size_t cur; /* index of the loaded chunk, or SIZE_MAX */
+	struct spt_arena arena;
+	struct decoder dec;
+	struct spt_buf raw;
+	struct spt_event *evs;
+	size_t n_evs, cap_evs, pos;
+};
+
+static void diag(struct spt_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void diag(struct spt_diag *d, const char *fmt, ...)
+{
+	if (!d)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* What parse_frame found in a frame. */
+enum frame_kind { FRAME_CHUNK, FRAME_INDEX, FRAME_HEADER };
+
+struct parsed {
+	enum frame_kind kind;
+	size_t frame_len;
+	struct chunk_ref ref;             /* FRAME_CHUNK */
+	const Spectap__Trace__Index *idx; /* FRAME_INDEX */
+};
+
+static int add_loss(struct spt_reader *r, const struct spt_loss *l)
+{
+	if (r->n_losses == r->cap_losses) {
+		size_t cap = r->cap_losses ? r->cap_losses * 2 : 8;
+		struct spt_loss *n = realloc(r->losses, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->losses = n;
+		r->cap_losses = cap;
+	}
+	struct spt_loss *c = &r->losses[r->n_losses];
+	*c = *l;
+	c->node = spt_arena_strndup(&r->loss_arena, l->node, strlen(l->node));
+	c->source = spt_arena_strndup(&r->loss_arena, l->source, strlen(l->source));
+	if (!c->node || !c->source)
+		return -ENOMEM;
+	r->n_losses++;
+	return 0;
+}
+
+static int push_event(struct spt_reader *r, struct spt_event **out)
+{
+	if (r->n_evs == r->cap_evs) {
+		size_t cap = r->cap_evs ? r->cap_evs * 2 : 1024;
+		struct spt_event *n = realloc(r->evs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->evs = n;
+		r->cap_evs = cap;
+	}
+	*out = &r->evs[r->n_evs++];
+	return 0;
+}
+
+/*
+ * Decodes and checks the frame at off. A chunk's events go to r->evs (and its loss records to
+ * r->losses when keep_losses). The whole frame is checked before anything is used, so a damaged
+ * chunk yields no event. -EBADMSG with why filled when the frame is bad.
+ */
+static int parse_frame(struct spt_reader *r, uint64_t off, uint64_t expect_chunk,
+		       uint64_t expect_first, bool keep_losses, struct parsed *out, char *why,
+		       size_t why_len)
+{
+	int rc;
+	spt_arena_reset(&r->arena);
+	dec_reset(&r->dec);
+	r->n_evs = 0;
+	r->pos = 0;
+	r->cur = SIZE_MAX;
+	if ((rc = frame_decode(r->map + off, r->size - off, &r->raw, &out->frame_len, why, why_len)))
+		return rc;
+
+	ProtobufCAllocator pa;
+	codec_arena_allocator(&pa, &r->arena);
+	const uint8_t *p = (const uint8_t *)r->raw.p;
+	size_t pos = 0, entries = 0, n_loss_before = r->n_losses;
+	uint64_t ts = 0, lost = 0;
+	const Spectap__Trace__ChunkTrailer *trailer = NULL;
+	memset(&out->ref, 0, sizeof(out->ref));
+	out->idx = NULL;
+	for (;;) {
+		Spectap__Trace__Entry *e;
+		rc = codec_get_entry(p, r->raw.len, &pos, &pa, &e);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			snprintf(why, why_len, "undecodable record %zu in frame", entries);
+			goto bad;
+		}
+		if (trailer || out->idx) {
+			snprintf(why, why_len, "record after the chunk trailer");
+			rc = -EBADMSG;
+			goto bad;
+		}
+		switch (e->e_case) {
+		case SPECTAP__TRACE__ENTRY__E_STR:
+			if ((rc = dec_add_string(&r->dec, e->str))) {
+				snprintf(why, why_len, "string table out of order");
+				goto bad;
+			}
+			break;
+		case SPECTAP__TRACE__ENTRY__E_EVENT: {
+			struct spt_event *ev;
+			if ((rc = push_event(r, &ev)))
+				goto bad;
+			if ((rc = dec_event(&r->dec, e->event, ts, ev))) {
+				snprintf(why, why_len, "malformed event %zu in frame", r->n_evs);
+				goto bad;
+			}
+			ts = ev->ts_ns;
+			break;
+		}
+		case SPECTAP__TRACE__ENTRY__E_LOSS: {
+			struct spt_loss l;
+			if ((rc = dec_loss(&r->dec, e->loss, &l))) {
+				snprintf(why, why_len, "malformed loss record");
+				goto bad;
+			}
+			lost += l.count;
+			if (keep_losses && (rc = add_loss(r, &l)))
+				goto bad;
+			break;
+		}
+		case SPECTAP__TRACE__ENTRY__E_TRAILER:
+			trailer = e->trailer;
+			continue; /* not counted in entries */
+		case SPECTAP__TRACE__ENTRY__E_INDEX:
+			out->idx = e->index;
+			continue;
+		default:
+			snprintf(why, why_len, "unexpected record type %d in a chunk", (int)e->e_case);
+			rc = -EBADMSG;
+			goto bad;
+		}
+		entries++;
+	}
+	if (out->idx) {
+		out->kind = FRAME_INDEX;
+		return 0;
+	}
+	if (!trailer) {
+		snprintf(why, why_len, "chunk without trailer");
+		rc = -EBADMSG;
+		goto bad;
+	}
+	if (trailer->entries != entries || trailer->events != r->n_evs ||
+	    trailer->chunk != expect_chunk || trailer->first_event != expect_first ||
+	    trailer->lost_in_chunk != lost) {
+		snprintf(why, why_len, "chunk trailer disagrees with its content");
+		rc = -EBADMSG;
+		goto bad;
+	}
+	out->kind = FRAME_CHUNK;
+	out->ref = (struct chunk_ref){ off, out->frame_len, expect_first, r->n_evs, trailer->ts_min,
+				       trailer->ts_max };
+	return 0;
+bad:
+	r->n_losses = n_loss_before;
+	r->n_evs = 0;
+	return rc == -ENOMEM ? rc : -EBADMSG;
+}
+
+static int add_chunk(struct spt_reader *r, const struct chunk_ref *c)
+{
+	if (r->n_chunks == r->cap_chunks) {
+		size_t cap = r->cap_chunks ? r->cap_chunks * 2 : 64;
+		struct chunk_ref *n = realloc(r->chunks, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->chunks = n;
+		r->cap_chunks = cap;
+	}
+	r->chunks[r->n_chunks++] = *c;
+	return 0;
+}
+
+static void mark_damage(struct spt_reader *r, uint64_t off, const char *why)
+{
+	r->info.damaged = true;
+	r->info.damage_offset = off;
+	r->info.damaged_bytes = r->size - off;
+	snprintf(r->info.damage, sizeof(r->info.damage), "%s", why);
+}
+
+static bool is_skippable(const uint8_t *p, size_t len)
+{
+	return len >= 8 && (get_le32(p) & 0xFFFFFFF0u) == 0x184D2A50u;
+}
+
+/* Finds chunks by reading every frame; stops at the index frame or the first bad frame. */
+static int scan(struct spt_reader *r)
+{
+	uint64_t off = r->data_start, events = 0;
+	char why[200];
+	r->info.recovered = true;
+	while (off < r->size) {
+		if (is_skippable(r->map + off, r->size - off)) {
+			uint64_t len = 8 + (uint64_t)get_le32(r->map + off + 4);
+			if (len > r->size - off) {
+				mark_damage(r, off, "torn skippable frame");
+				break;
+			}
+			off += len;
+			continue;
+		}
+		struct parsed p;
+		int rc = parse_frame(r, off, r->n_chunks, events, true, &p, why, sizeof(why));
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc) {
+			mark_damage(r, off, why);
+			break;
+		}
+		if (p.kind == FRAME_INDEX) {
+			off += p.frame_len;
+			break;
+		}
+		if ((rc = add_chunk(r, &p.ref)))
+			return rc;
+		events += p.ref.events;
+		off += p.frame_len;
+	}
+	r->info.data_bytes = r->info.damaged ? r->info.damage_offset : off;
+	r->info.events = events;
+	r->cur = SIZE_MAX;
+	return 0;
+}
+
+/* Uses the footer and index when both are intact and consistent; 1 if used, 0 if not. */
+static int try_index(struct spt_reader *r)
+{
+	uint64_t ioff;
+	uint32_t ilen;
+	char why[200];
+	if (frame_get_footer(r->map, r->size, &ioff, &ilen) || ioff < r->data_start ||
+	    ioff + ilen != r->size - SPT_FOOTER_LEN)
+		return 0;
+	struct parsed p;
+	int rc = parse_frame(r, ioff, 0, 0, false, &p, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc || p.kind != FRAME_INDEX || p.frame_len != ilen)
+		return 0;
+	const Spectap__Trace__Index *idx = p.idx;
+	uint64_t off = r->data_start, events = 0;
+	for (size_t i = 0; i < idx->n_chunks; i++) {
+		const Spectap__Trace__IndexChunk *c = idx->chunks[i];
+		if (c->offset != off || c->length == 0 || c->length > ioff - off || c->first_event != events)
+			goto inconsistent;
+		off += c->length;
+		events += c->events;
+	}
+	if (off != ioff || events != idx->events || idx->data_end != ioff)
+		goto inconsistent;
+	for (size_t i = 0; i < idx->n_chunks; i++) {
+		const Spectap__Trace__IndexChunk *c = idx->chunks[i];
+		struct chunk_ref ref = { c->offset, c->length, c->first_event, c->events, c->ts_min, c->ts_max };
+		if ((rc = add_chunk(r, &ref)))
+			return rc;
+	}
+	for (size_t i = 0; i < idx->n_losses; i++) {
+		struct spt_loss l;
+		if (dec_loss(&r->dec, idx->losses[i], &l))
+			goto inconsistent;
+		if ((rc = add_loss(r, &l)))
+			return rc;
+	}
+	r->info.indexed = true;
+	r->info.events = events;
+	r->info.data_bytes = ioff;
+	r->cur = SIZE_MAX;
+	return 1;
+inconsistent:
+	r->n_chunks = 0;
+	r->n_losses = 0;
+	return 0;
+}
+
+static int read_header(struct spt_reader *r, struct spt_diag *d)
+{
+	uint32_t version;
+	if (frame_check_magic(r->map, r->size, &version)) {
+		diag(d, "%s: not a spectap trace (no spectap magic frame at byte 0)", r->path);
+		return -EBADMSG;
+	}
+	if (version != SPT_FORMAT_VERSION) {
+		diag(d, "%s: trace format version %u, this spectap reads version %u", r->path, version,
+		     SPT_FORMAT_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	uint64_t off = SPT_MAGIC_FRAME_LEN;
+	size_t frame_len;
+	char why[200];
+	int rc = frame_decode(r->map + off, r->size - off, &r->raw, &frame_len, why, sizeof(why));
+	if (rc) {
+		diag(d, "%s: byte %llu: header frame damaged: %s", r->path, (unsigned long long)off, why);
+		return rc;
+	}
+	ProtobufCAllocator pa;
+	codec_arena_allocator(&pa, &r->arena);
+	struct decoder hd;
+	dec_init(&hd, &r->header_arena);
+	size_t pos = 0;
+	Spectap__Trace__Entry *e = NULL;
+	rc = 0;
+	for (;;) {
+		int k = codec_get_entry((const uint8_t *)r->raw.p, r->raw.len, &pos, &pa, &e);
+		if (k <= 0) {
+			rc = k ? k : -EBADMSG;
+			break;
+		}
+		if (e->e_case == SPECTAP__TRACE__ENTRY__E_STR) {
+			if ((rc = dec_add_string(&hd, e->str)))
+				break;
+			continue;
+		}
+		if (e->e_case != SPECTAP__TRACE__ENTRY__E_HEADER || pos != r->raw.len) {
+			rc = -EBADMSG;
+			break;
+		}
+		rc = dec_header(&hd, e->header, &r->header);
+		break;
+	}
+	dec_fini(&hd);
+	if (rc) {
+		diag(d, "%s: byte %llu: header frame holds no valid header", r->path,
+		     (unsigned long long)off);
+		return rc == -ENOMEM ? rc : -EBADMSG;
+	}
+	r->data_start = off + frame_len;
+	return 0;
+}
+
+int spt_reader_open(const char *path, struct spt_reader **out, struct spt_diag *d)
+{
+	int rc;
+	struct spt_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->fd = -1;
+	r->cur = SIZE_MAX;
+	spt_arena_init(&r->arena);
+	spt_arena_init(&r->header_arena);
+	spt_arena_init(&r->loss_arena);
+	dec_init(&r->dec, &r->arena);
+	if (!(r->path = strdup(path))) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (r->fd < 0 || fstat(r->fd, &st) < 0) {
+		rc = -errno;
+		diag(d, "cannot open %s: %s", path, strerror(errno));
+		goto err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		diag(d, "%s: not a regular file", path);
+		goto err;
+	}
+	r->size = (size_t)st.st_size;
+	r->info.file_bytes = r->size;
+	if (r->size < SPT_MAGIC_FRAME_LEN) {
+		rc = -EBADMSG;
+		diag(d, "%s: not a spectap trace (%zu bytes, too short for the magic frame)", path, r->size);
+		goto err;
+	}
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		rc = -errno;
+		diag(d, "cannot map %s: %s", path, strerror(errno));
+		goto err;
+	}
+	if ((rc = read_header(r, d)))
+		goto err;
+	rc = try_index(r);
+	if (rc == 0)
+		rc = scan(r);
+	if (rc < 0) {
+		diag(d, "%s: out of memory while reading the chunk list", path);
+		goto err;
+	}
+	for (size_t i = 0; i < r->n_losses; i++)
+		r->info.lost += r->losses[i].count;
+	r->info.chunks = r->n_chunks;
+	*out = r;
+	return 0;
+err:
+	spt_reader_close(r);
+	return rc;
+}
+
+void spt_reader_close(struct spt_reader *r)
+{
+	if (!r)
+		return;
+	if (r->map)
+		munmap((void *)r->map, r->size);
+	if (r->fd >= 0)
+		close(r->fd);
+	dec_fini(&r->dec);
+	spt_arena_fini(&r->arena);
+	spt_arena_fini(&r->header_arena);
+	spt_arena_fini(&r->loss_arena);
+	spt_buf_free(&r->raw);
+	free(r->chunks);
+	free(r->losses);
+	free(r->evs);
+	free(r->path);
+	free(r);
+}
+
+const struct spt_header *spt_reader_header(const struct spt_reader *r) { return &r->header; }
+const struct spt_trace_info *spt_reader_info(const struct spt_reader *r) { return &r->info; }
+
+size_t spt_reader_losses(const struct spt_reader *r, const struct spt_loss **out)
+{
+	*out = r->losses;
+	return r->n_losses;
+}
+
+/* Loads chunk i; a bad chunk truncates the trace there (0 returned, nothing loaded). */
+static int load_chunk(struct spt_reader *r, size_t i)
+{
+	if (r->cur == i)
+		return 1;
+	struct parsed p;
+	char why[200];
+	const struct chunk_ref *c = &r->chunks[i];
+	int rc = parse_frame(r, c->offset, i, c->first_event, false, &p, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return rc;
+	if (!rc && (p.kind != FRAME_CHUNK || p.frame_len != c->length || p.ref.events != c->events)) {
+		snprintf(why, sizeof(why), "chunk disagrees with the index");
+		rc = -EBADMSG;
+	}
+	if (rc) {
+		mark_damage(r, c->offset, why);
+		r->info.events = c->first_event;
+		r->info.data_bytes = c->offset;
+		r->n_chunks = i;
+		r->info.chunks = i;
+		return 0;
+	}
+	r->cur = i;
+	return 1;
+}
+
+int spt_reader_next(struct spt_reader *r, const struct spt_event **ev)
+{
+	for (;;) {
+		if (r->cur != SIZE_MAX && r->pos < r->n_evs) {
+			*ev = &r->evs[r->pos++];
+			return 1;
+		}
+		size_t next = r->cur == SIZE_MAX ? 0 : r->cur + 1;
+		if (r->cur == SIZE_MAX && r->pos == SIZE_MAX)
+			return 0; /* positioned at the end */
+		if (next >= r->n_chunks) {
+			r->cur = SIZE_MAX;
+			r->pos = SIZE_MAX;
+			return 0;
+		}
+		int rc = load_chunk(r, next);
+		if (rc <= 0) {
+			r->pos = SIZE_MAX;
+			return rc;
+		}
+		r->pos = 0;
+	}
+}
+
+uint64_t spt_reader_tell(const struct spt_reader *r)
+{
+	if (r->cur == SIZE_MAX)
+		return r->pos == SIZE_MAX ? r->info.events : 0;
+	return r->chunks[r->cur].first_event + r->pos;
+}
+
+int spt_reader_seek_event(struct spt_reader *r, uint64_t n)
+{
+	if (n >= r->info.events) {
+		r->cur = SIZE_MAX;
+		r->pos = n == r->info.events ? SIZE_MAX : 0;
+		if (n > r->info.events)
+			return -ERANGE;
+		return 0;
+	}
+	size_t lo = 0, hi = r->n_chunks;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->chunks[mid].first_event <= n)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* Skip empty chunks that share the first_event. */
+	while (lo + 1 < r->n_chunks && r->chunks[lo].first_event + r->chunks[lo].events <= n)
+		lo++;
+	int rc = load_chunk(r, lo);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		r->pos = SIZE_MAX;
+		return -EBADMSG;
+	}
+	r->pos = (size_t)(n - r->chunks[lo].first_event);
+	return 0;
+}
+
+int spt_reader_seek_time(struct spt_reader *r, uint64_t ts)
+{
+	for (size_t i = 0; i < r->n_chunks; i++) {
+		if (r->chunks[i].events == 0 || r->chunks[i].ts_max < ts)
+			continue;
+		int rc = load_chunk(r, i);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		for (size_t k = 0; k < r->n_evs; k++) {
+			if (r->evs[k].ts_ns >= ts) {
+				r->pos = k;
+				return 0;
+			}
+		}
+	}
+	r->cur = SIZE_MAX;
+	r->pos = SIZE_MAX;
+	return 0;
+}
