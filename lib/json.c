@@ -49,6 +49,7 @@ static void skip_ws(struct parser *p)
 }
 
 static int parse_value(struct parser *p, spt_val **out);
+static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain);
 
 static int hex4(struct parser *p, size_t at, unsigned *out)
 {
@@ -303,24 +304,33 @@ static int parse_array_items(struct parser *p, struct valvec *items)
 	}
 }
 
+/* A key is a tag by all its bytes (a key may hold a NUL). */
+static bool key_is(spt_val *key, const char *tag)
+{
+	return key->n == strlen(tag) && !memcmp(key->u.s, tag, key->n);
+}
+
 /* Decodes the tagged dialect's one-key objects; *done is false for a plain record. */
-static int decode_tagged(struct parser *p, size_t at, const char *key, spt_val *val, spt_val **out,
+
+static int decode_tagged(struct parser *p, size_t at, spt_val *key, spt_val *val, spt_val **out,
 			 bool *done)
 {
 	*done = true;
-	if (!strcmp(key, "$set")) {
+	if (key_is(key, "$set")) {
 		if (val->kind != SPT_SEQ && !(spt_is_fun(val) && val->n == 0))
 			return fail(p, at, "\"$set\" needs an array");
 		*out = spt_set(p->a, val->n ? val->u.elems : NULL, val->n);
-	} else if (!strcmp(key, "$model")) {
-		if (val->kind != SPT_STR)
+	} else if (key_is(key, "$model")) {
+		if (val->kind != SPT_STR || val->hint == SPT_HINT_NUMBER)
 			return fail(p, at, "\"$model\" needs a string");
+		if (memchr(val->u.s, 0, val->n))
+			return fail(p, at, "\"$model\" name contains a NUL byte");
 		*out = spt_model(p->a, val->u.s);
-	} else if (!strcmp(key, "$rec")) {
+	} else if (key_is(key, "$rec")) {
 		if (val->kind != SPT_REC && !(spt_is_fun(val) && val->n == 0))
 			return fail(p, at, "\"$rec\" needs an object");
 		*out = val->n ? val : spt_empty_fun(p->a, SPT_REC);
-	} else if (!strcmp(key, "$fun")) {
+	} else if (key_is(key, "$fun")) {
 		if (!spt_is_fun(val) || (val->n && val->kind != SPT_SEQ))
 			return fail(p, at, "\"$fun\" needs an array of [key, value] pairs");
 		if (val->n == 0) {
@@ -350,15 +360,26 @@ static int decode_tagged(struct parser *p, size_t at, const char *key, spt_val *
 	return *out ? 0 : nomem(p);
 }
 
-static int parse_object(struct parser *p, spt_val **out)
+/*
+ * In the tagged dialect the value of a "$rec" is a plain record even when it looks like a tag,
+ * so an object that is the first value of a "$rec" key has two readings: *out, the tagged one,
+ * and *plain, the plain record (its values still decoded). When plain is asked for, either
+ * reading may be NULL when it is invalid (its error is then in p->err), but not both.
+ */
+static int parse_object(struct parser *p, spt_val **out, spt_val **plain)
 {
 	size_t at = p->pos++;
 	struct valvec keys = { 0 }, vals = { 0 };
+	bool tagged = p->flags & SPT_JSON_TAGGED, first_is_rec = false;
+	spt_val *rec_plain = NULL; /* the first value's plain reading, when its key is "$rec" */
+	struct spt_json_error deferred = { 0 }; /* why a reading of the first value is invalid */
 	int rc = 0;
 	skip_ws(p);
 	if (p->pos < p->len && p->s[p->pos] == '}') {
 		p->pos++;
 		*out = spt_empty_fun(p->a, SPT_REC);
+		if (plain)
+			*plain = *out;
 		return *out ? 0 : nomem(p);
 	}
 	for (;;) {
@@ -378,8 +399,13 @@ static int parse_object(struct parser *p, spt_val **out)
 			rc = nomem(p);
 			goto out;
 		}
-		if ((rc = expect_char(p, ':', "':'")) || (rc = parse_value(p, &v)))
+		if (keys.n == 0)
+			first_is_rec = tagged && key_is(kv, "$rec");
+		if ((rc = expect_char(p, ':', "':'")) ||
+		    (rc = parse_value_plain(p, &v, keys.n == 0 && first_is_rec ? &rec_plain : NULL)))
 			goto out;
+		if (keys.n == 0 && (!v || (first_is_rec && !rec_plain)))
+			deferred = *p->err;
 		for (size_t i = 0; i < keys.n; i++)
 			if (spt_value_eq(keys.v[i], kv)) {
 				rc = fail(p, key_at, "duplicate key \"%.*s\"", (int)klen, k);
@@ -396,14 +422,38 @@ static int parse_object(struct parser *p, spt_val **out)
 			goto out;
 		break;
 	}
-	if ((p->flags & SPT_JSON_TAGGED) && keys.n == 1 && keys.v[0]->u.s[0] == '$') {
-		bool done;
-		if ((rc = decode_tagged(p, at, keys.v[0]->u.s, vals.v[0], out, &done)) || done)
-			goto out;
+	/* The tagged reading: a tag, or the record. */
+	spt_val *as_tag = NULL, *as_plain = NULL;
+	bool is_tag = false, tag_err_deferred = true;
+	if (tagged && keys.n == 1 && keys.v[0]->u.s[0] == '$') {
+		spt_val *arg = first_is_rec ? rec_plain : vals.v[0];
+		is_tag = true;
+		if (arg) {
+			rc = decode_tagged(p, at, keys.v[0], arg, &as_tag, &is_tag);
+			if (rc == -ENOMEM)
+				goto out;
+			tag_err_deferred = rc == 0;
+			rc = 0;
+		}
 	}
-	*out = spt_fun(p->a, keys.v, vals.v, keys.n, NULL);
-	if (!*out)
-		rc = nomem(p);
+	if (vals.v[0] && (!is_tag || plain)) {
+		if (!(as_plain = spt_fun_ordered(p->a, keys.v, vals.v, keys.n, NULL))) {
+			rc = nomem(p);
+			goto out;
+		}
+	}
+	if (!is_tag)
+		as_tag = as_plain;
+	*out = as_tag;
+	if (plain)
+		*plain = as_plain;
+	/* Leave the error of the invalid reading, if any, in p->err. */
+	if (!as_tag && tag_err_deferred)
+		*p->err = deferred;
+	else if (plain && !as_plain)
+		*p->err = deferred;
+	if (!as_tag && !(plain && as_plain))
+		rc = -EINVAL;
 out:
 	free(keys.v);
 	free(vals.v);
@@ -423,7 +473,10 @@ static int parse_literal(struct parser *p, const char *word, spt_val **out)
 	return *out ? 0 : nomem(p);
 }
 
-static int parse_value(struct parser *p, spt_val **out)
+static int parse_value(struct parser *p, spt_val **out) { return parse_value_plain(p, out, NULL); }
+
+/* *plain, when asked for, is set to the plain reading of a tagged object (else left alone). */
+static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain)
 {
 	skip_ws(p);
 	if (p->pos >= p->len)
@@ -434,7 +487,7 @@ static int parse_value(struct parser *p, spt_val **out)
 	char c = p->s[p->pos];
 	switch (c) {
 	case '{':
-		rc = parse_object(p, out);
+		rc = parse_object(p, out, plain);
 		break;
 	case '[': {
 		struct valvec items = { 0 };
@@ -466,6 +519,8 @@ static int parse_value(struct parser *p, spt_val **out)
 		else
 			rc = fail(p, p->pos, "unexpected character '%c'", c);
 	}
+	if (!rc && plain && c != '{')
+		*plain = *out;
 	p->depth--;
 	return rc;
 }
@@ -488,7 +543,8 @@ void spt_json_locate(const char *text, size_t len, struct spt_json_error *err)
 int spt_json_parse(struct spt_arena *a, const char *text, size_t len, unsigned flags,
 		   spt_val **out, struct spt_json_error *err)
 {
-	struct parser p = { .a = a, .s = text, .len = len, .flags = flags, .err = err };
+	struct spt_json_error scratch;
+	struct parser p = { .a = a, .s = text, .len = len, .flags = flags, .err = err ? err : &scratch };
 	int rc = parse_value(&p, out);
 	if (!rc) {
 		skip_ws(&p);
@@ -574,11 +630,14 @@ void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_js
 		bool wrap = tagged && has_dollar_key(v);
 		spt_buf_puts(b, wrap ? "{\"$rec\":{" : "{");
 		for (uint32_t i = 0; i < v->n; i++) {
+			uint32_t j = v->u.fn.order && !(flags & SPT_JSON_CANONICAL)
+					     ? v->u.fn.order[i] /* as written */
+					     : i;
 			if (i)
 				spt_buf_putc(b, ',');
-			spt_buf_json_str(b, v->u.fn.keys[i]->u.s, v->u.fn.keys[i]->n);
+			spt_buf_json_str(b, v->u.fn.keys[j]->u.s, v->u.fn.keys[j]->n);
 			spt_buf_putc(b, ':');
-			spt_json_write(b, v->u.fn.vals[i], flags, loss);
+			spt_json_write(b, v->u.fn.vals[j], flags, loss);
 		}
 		spt_buf_puts(b, wrap ? "}}" : "}");
 		break;

@@ -61,6 +61,26 @@ int codec_get_entry(const uint8_t *p, size_t len, size_t *pos, ProtobufCAllocato
 	return 1;
 }
 
+/* The entry for (node, source), created with zeros when new; NULL when out of memory. */
+static struct node_prev *find_prev(struct node_prev **arr, size_t *n, size_t *cap, uint32_t node,
+				   uint32_t source)
+{
+	for (size_t i = *n; i-- > 0;)
+		if ((*arr)[i].node == node && (*arr)[i].source == source)
+			return &(*arr)[i];
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct node_prev *a = realloc(*arr, c * sizeof(*a));
+		if (!a)
+			return NULL;
+		*arr = a;
+		*cap = c;
+	}
+	struct node_prev *p = &(*arr)[(*n)++];
+	*p = (struct node_prev){ node, source, 0, 0, NULL };
+	return p;
+}
+
 /* ---- encoder ---- */
 
 void enc_init(struct encoder *e, struct spt_arena *a, struct spt_arena *strs, struct spt_buf *out)
@@ -74,8 +94,11 @@ void enc_init(struct encoder *e, struct spt_arena *a, struct spt_arena *strs, st
 void enc_fini(struct encoder *e)
 {
 	free(e->slots);
+	free(e->prev);
 	e->slots = NULL;
+	e->prev = NULL;
 	e->cap = e->count = 0;
+	e->n_prev = e->cap_prev = 0;
 }
 
 void enc_reset(struct encoder *e)
@@ -83,6 +106,7 @@ void enc_reset(struct encoder *e)
 	if (e->slots)
 		memset(e->slots, 0, e->cap * sizeof(*e->slots));
 	e->count = 0;
+	e->n_prev = 0;
 }
 
 static bool enc_grow(struct encoder *e)
@@ -196,6 +220,10 @@ static Spectap__Trace__Fields *enc_rec(struct encoder *e, spt_val *rec)
 		if (!(f->val[i] = enc_value(e, rec->u.fn.vals[i])))
 			return NULL;
 	}
+	if (rec->u.fn.order) {
+		f->n_order = n;
+		f->order = (uint32_t *)rec->u.fn.order; /* only read by the packer */
+	}
 	return f;
 }
 
@@ -273,6 +301,48 @@ Spectap__Trace__Fields *enc_fields(struct encoder *e, spt_val *rec)
 	return enc_rec(e, rec);
 }
 
+/* Encodes state as the fields that differ from prev, when that is shorter. */
+static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Spectap__Trace__Event *pe)
+{
+	if (!prev || prev->kind != SPT_REC || state->kind != SPT_REC || state->u.fn.order)
+		return false;
+	uint32_t n = state->n, i = 0, j = 0, changed = 0, removed = 0;
+	spt_val **k = spt_arena_alloc(e->a, (n + 1) * sizeof(*k));
+	spt_val **v = spt_arena_alloc(e->a, (n + 1) * sizeof(*v));
+	uint32_t *gone = spt_arena_alloc(e->a, (prev->n + 1) * sizeof(*gone));
+	if (!k || !v || !gone) {
+		e->oom = true;
+		return false;
+	}
+	while (i < prev->n || j < n) {
+		int c = i == prev->n ? 1 : j == n ? -1 : spt_value_cmp(prev->u.fn.keys[i], state->u.fn.keys[j]);
+		if (c < 0) {
+			spt_val *pk = prev->u.fn.keys[i++];
+			gone[removed++] = enc_string(e, pk->u.s, pk->n);
+		} else if (c > 0 || !spt_value_eq(prev->u.fn.vals[i], state->u.fn.vals[j])) {
+			k[changed] = state->u.fn.keys[j];
+			v[changed++] = state->u.fn.vals[j++];
+			i += c == 0;
+		} else {
+			i++;
+			j++;
+		}
+		if (changed + removed >= n) /* a full snapshot is no longer than the delta */
+			return false;
+	}
+	pe->state_delta = true;
+	pe->n_state_removed = removed;
+	pe->state_removed = gone;
+	if (changed) {
+		struct spt_value sub = *state;
+		sub.n = changed;
+		sub.u.fn.keys = (const struct spt_value *const *)k;
+		sub.u.fn.vals = (const struct spt_value *const *)v;
+		pe->state = enc_rec(e, &sub);
+	}
+	return true;
+}
+
 Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, uint64_t ts_base)
 {
 	Spectap__Trace__Event *pe;
@@ -281,14 +351,29 @@ Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, 
 		return NULL;
 	pe->node = enc_cstr(e, ev->node);
 	pe->source = enc_cstr(e, ev->source);
-	pe->seq = ev->seq;
+	struct node_prev *p = find_prev(&e->prev, &e->n_prev, &e->cap_prev, pe->node, pe->source);
+	if (!p) {
+		e->oom = true;
+		return NULL;
+	}
+	pe->seq_delta = (int64_t)(ev->seq - p->seq);
 	pe->ts_delta = (int64_t)(ev->ts_ns - ts_base);
-	pe->lamport = ev->lamport;
+	pe->lamport_delta = (int64_t)(ev->lamport - p->lamport);
 	pe->tid = ev->tid;
 	pe->kind = enc_cstr(e, ev->kind);
 	pe->args = enc_fields(e, ev->args);
-	pe->state = enc_fields(e, ev->state);
+	if (ev->state && ev->state->n && !enc_state_delta(e, p->state, ev->state, pe))
+		pe->state = enc_fields(e, ev->state);
 	pe->meta = enc_fields(e, ev->meta);
+	p->seq = ev->seq;
+	p->lamport = ev->lamport;
+	/* The caller's values die after the call: keep a copy for the next delta. */
+	spt_val *st = ev->state && ev->state->n ? ev->state : NULL;
+	if (!st)
+		p->state = NULL;
+	else if (!p->state || !spt_value_eq(p->state, st))
+		if (!(p->state = spt_value_clone(e->strs, st)))
+			e->oom = true;
 	if (ev->msg) {
 		Spectap__Trace__Message *m;
 		ENC_NEW(e, m, Spectap__Trace__Message, SPECTAP__TRACE__MESSAGE__INIT);
@@ -367,11 +452,18 @@ void dec_init(struct decoder *d, struct spt_arena *a)
 void dec_fini(struct decoder *d)
 {
 	free(d->strs);
+	free(d->prev);
 	d->strs = NULL;
+	d->prev = NULL;
 	d->n = d->cap = 0;
+	d->n_prev = d->cap_prev = 0;
 }
 
-void dec_reset(struct decoder *d) { d->n = 0; }
+void dec_reset(struct decoder *d)
+{
+	d->n = 0;
+	d->n_prev = 0;
+}
 
 int dec_add_string(struct decoder *d, const Spectap__Trace__StringDef *s)
 {
@@ -450,7 +542,16 @@ static int dec_rec(struct decoder *d, const Spectap__Trace__Fields *f, int depth
 	}
 	bool dup;
 	*out = spt_fun(d->a, k, v, n, &dup);
-	return *out ? 0 : dup ? -EBADMSG : -ENOMEM;
+	if (!*out)
+		return dup ? -EBADMSG : -ENOMEM;
+	if (f->n_order) {
+		if (f->n_order != n || (*out)->kind != SPT_REC)
+			return -EBADMSG;
+		/* NULL here means not a permutation (or out of memory): either way unusable. */
+		if (!(*out = spt_rec_with_order(d->a, *out, f->order)))
+			return -EBADMSG;
+	}
+	return 0;
 }
 
 int dec_value(struct decoder *d, const Spectap__Trace__Value *pv, int depth, spt_val **out)
@@ -535,6 +636,51 @@ int dec_fields(struct decoder *d, const Spectap__Trace__Fields *f, int depth, sp
 			return -EBADMSG;                                                           \
 	} while (0)
 
+/* *state holds the changed fields; merges them into base, less the removed ones. */
+static int apply_state_delta(struct decoder *d, spt_val *base, const Spectap__Trace__Event *pe,
+			     spt_val **state)
+{
+	spt_val *delta = *state;
+	uint32_t nb = base ? base->n : 0, nd = delta ? delta->n : 0;
+	if ((base && base->kind != SPT_REC) || (delta && delta->kind != SPT_REC))
+		return -EBADMSG;
+	spt_val **k = spt_arena_alloc(d->a, (nb + nd + 1) * sizeof(*k));
+	spt_val **v = spt_arena_alloc(d->a, (nb + nd + 1) * sizeof(*v));
+	if (!k || !v)
+		return -ENOMEM;
+	uint32_t i = 0, j = 0, n = 0;
+	while (i < nb || j < nd) {
+		int c = i == nb ? 1 : j == nd ? -1 : spt_value_cmp(base->u.fn.keys[i], delta->u.fn.keys[j]);
+		if (c > 0) {
+			k[n] = delta->u.fn.keys[j];
+			v[n++] = delta->u.fn.vals[j++];
+			continue;
+		}
+		spt_val *key = base->u.fn.keys[i];
+		bool gone = false;
+		for (size_t r = 0; r < pe->n_state_removed && !gone; r++) {
+			if (pe->state_removed[r] >= d->n)
+				return -EBADMSG;
+			gone = spt_value_eq(d->strs[pe->state_removed[r]], key);
+		}
+		if (c == 0) {
+			k[n] = delta->u.fn.keys[j];
+			v[n++] = delta->u.fn.vals[j++];
+		} else if (!gone) {
+			k[n] = key;
+			v[n++] = base->u.fn.vals[i];
+		}
+		i++;
+	}
+	if (n == 0) {
+		*state = NULL;
+		return 0;
+	}
+	bool dup;
+	*state = spt_fun(d->a, k, v, n, &dup);
+	return *state ? 0 : dup ? -EBADMSG : -ENOMEM;
+}
+
 int dec_event(struct decoder *d, const Spectap__Trace__Event *pe, uint64_t ts_base,
 	      struct spt_event *ev)
 {
@@ -543,13 +689,21 @@ int dec_event(struct decoder *d, const Spectap__Trace__Event *pe, uint64_t ts_ba
 	DEC_STR(d, pe->node, ev->node);
 	DEC_STR(d, pe->source, ev->source);
 	DEC_STR(d, pe->kind, ev->kind);
-	ev->seq = pe->seq;
+	struct node_prev *p = find_prev(&d->prev, &d->n_prev, &d->cap_prev, pe->node, pe->source);
+	if (!p)
+		return -ENOMEM;
+	ev->seq = p->seq + (uint64_t)pe->seq_delta;
 	ev->ts_ns = ts_base + (uint64_t)pe->ts_delta;
-	ev->lamport = pe->lamport;
+	ev->lamport = p->lamport + (uint64_t)pe->lamport_delta;
 	ev->tid = pe->tid;
 	if ((rc = dec_fields(d, pe->args, 0, &ev->args)) || (rc = dec_fields(d, pe->state, 0, &ev->state)) ||
 	    (rc = dec_fields(d, pe->meta, 0, &ev->meta)))
 		return rc;
+	if (pe->state_delta && (rc = apply_state_delta(d, p->state, pe, &ev->state)))
+		return rc;
+	p->seq = ev->seq;
+	p->lamport = ev->lamport;
+	p->state = ev->state;
 	if (pe->msg) {
 		struct spt_msg *m = spt_arena_alloc(d->a, sizeof(*m));
 		if (!m)

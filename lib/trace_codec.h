@@ -25,6 +25,13 @@ struct intern_slot {
 	uint32_t len, id_plus1;
 };
 
+/* What the previous event of a node (and source) in the chunk had: events store deltas. */
+struct node_prev {
+	uint32_t node, source; /* string ids */
+	uint64_t seq, lamport;
+	spt_val *state;
+};
+
 struct encoder {
 	struct spt_arena *a;    /* protobuf structures of the entry being encoded */
 	struct spt_arena *strs; /* the table's strings: live for the whole chunk */
@@ -32,6 +39,8 @@ struct encoder {
 	struct intern_slot *slots;
 	uint32_t cap, count;
 	bool oom;
+	struct node_prev *prev;
+	size_t n_prev, cap_prev;
 };
 
 void enc_init(struct encoder *e, struct spt_arena *a, struct spt_arena *strs, struct spt_buf *out);
@@ -53,6 +62,8 @@ struct decoder {
 	struct spt_arena *a;   /* decoded values live here */
 	spt_val **strs;        /* string id -> value */
 	uint32_t n, cap;
+	struct node_prev *prev;
+	size_t n_prev, cap_prev;
 };
 
 void dec_init(struct decoder *d, struct spt_arena *a);

@@ -308,7 +308,8 @@ int spt_writer_flush(struct spt_writer *w)
 	}
 	Spectap__Trace__ChunkTrailer t = SPECTAP__TRACE__CHUNK_TRAILER__INIT;
 	t.chunk = w->chunks;
-	t.entries = w->chunk_entries;
+	/* Every entry before the trailer, the string definitions included (the reader counts them). */
+	t.entries = w->chunk_entries + w->enc.count;
 	t.events = w->chunk_events;
 	t.first_event = w->events;
 	t.ts_min = w->ts_min;

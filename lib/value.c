@@ -262,6 +262,7 @@ spt_val *spt_empty_fun(struct spt_arena *a, enum spt_kind how)
 
 struct kv {
 	spt_val *k, *v;
+	uint32_t given; /* position in the caller's arrays */
 };
 
 static int cmp_kv(const void *a, const void *b)
@@ -305,8 +306,27 @@ static spt_val *fun_from_sorted(struct spt_arena *a, const struct kv *p, size_t 
 	return v;
 }
 
-spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
-		 bool *dup)
+/* The written order of a record's fields as a hint, when it differs from the canonical one. */
+static spt_val *attach_order(struct spt_arena *a, spt_val *r, const struct kv *p, size_t n)
+{
+	bool canonical = true;
+	for (size_t j = 0; j < n; j++)
+		if (p[j].given != j)
+			canonical = false;
+	if (canonical || r->kind != SPT_REC)
+		return r;
+	uint32_t *order = spt_arena_alloc(a, n * sizeof(*order));
+	struct spt_value *c = spt_arena_memdup(a, r, sizeof(*r));
+	if (!order || !c)
+		return NULL;
+	for (size_t j = 0; j < n; j++)
+		order[p[j].given] = (uint32_t)j;
+	c->u.fn.order = order;
+	return c;
+}
+
+static spt_val *make_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
+			 bool *dup, bool keep_order)
 {
 	if (dup)
 		*dup = false;
@@ -317,7 +337,7 @@ spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals
 	if (!p)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		p[i] = (struct kv){ keys[i], vals[i] };
+		p[i] = (struct kv){ keys[i], vals[i], (uint32_t)i };
 	if (!sorted_unique(keys, n))
 		qsort(p, n, sizeof(*p), cmp_kv);
 	spt_val *r = NULL;
@@ -329,10 +349,61 @@ spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals
 		}
 	}
 	r = fun_from_sorted(a, p, n);
+	if (r && keep_order)
+		r = attach_order(a, r, p, n);
 out:
 	if (p != stackbuf)
 		free(p);
 	return r;
+}
+
+spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
+		 bool *dup)
+{
+	return make_fun(a, keys, vals, n, dup, false);
+}
+
+spt_val *spt_fun_ordered(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
+			 bool *dup)
+{
+	return make_fun(a, keys, vals, n, dup, true);
+}
+
+spt_val *spt_rec_with_order(struct spt_arena *a, spt_val *rec, const uint32_t *order)
+{
+	if (rec->kind != SPT_REC)
+		return NULL;
+	if (!order) {
+		struct spt_value *plain = spt_arena_memdup(a, rec, sizeof(*rec));
+		if (plain)
+			plain->u.fn.order = NULL;
+		return plain;
+	}
+	uint32_t n = rec->n;
+	bool seen_stack[64], *seen = n <= 64 ? seen_stack : calloc(n, 1);
+	if (!seen)
+		return NULL;
+	memset(seen, 0, n <= 64 ? sizeof(seen_stack) : 0);
+	bool ok = true, identity = true;
+	for (uint32_t i = 0; i < n && ok; i++) {
+		if (order[i] >= n || seen[order[i]])
+			ok = false;
+		else
+			seen[order[i]] = true;
+		if (order[i] != i)
+			identity = false;
+	}
+	if (seen != seen_stack)
+		free(seen);
+	if (!ok)
+		return NULL;
+	struct spt_value *c = spt_arena_memdup(a, rec, sizeof(*rec));
+	if (!c)
+		return NULL;
+	c->u.fn.order = identity ? NULL : spt_arena_memdup(a, order, n * sizeof(*order));
+	if (!identity && !c->u.fn.order)
+		return NULL;
+	return c;
 }
 
 spt_val *spt_rec(struct spt_arena *a, const char *const *names, spt_val *const *vals, size_t n)
@@ -382,6 +453,9 @@ spt_val *spt_value_clone(struct spt_arena *a, spt_val *v)
 				return NULL;
 		c->u.fn.keys = k;
 		c->u.fn.vals = x;
+		if (v->u.fn.order &&
+		    !(c->u.fn.order = spt_arena_memdup(a, v->u.fn.order, v->n * sizeof(uint32_t))))
+			return NULL;
 		break;
 	}
 	default:

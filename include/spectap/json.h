@@ -11,7 +11,8 @@
 #include "spectap/value.h"
 
 enum spt_json_flags {
-	SPT_JSON_TAGGED = 1, /* read and write the lossless tagged dialect */
+	SPT_JSON_TAGGED = 1,    /* read and write the lossless tagged dialect */
+	SPT_JSON_CANONICAL = 2, /* write record fields in canonical order, not as written */
 };
 
 struct spt_json_error {

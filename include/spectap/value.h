@@ -49,6 +49,9 @@ struct spt_value {
 		struct {
 			const struct spt_value *const *keys; /* sorted; all SPT_STR for SPT_REC */
 			const struct spt_value *const *vals;
+			/* Hint, SPT_REC only: the fields in the order they were written (order[i] is
+			 * the canonical index of the i-th written field), or NULL for canonical. */
+			const uint32_t *order;
 		} fn;
 	} u;
 };
@@ -69,6 +72,12 @@ spt_val *spt_seq(struct spt_arena *a, spt_val *const *elems, size_t n);
  * Returns NULL with *dup set when two keys are equal. */
 spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
 		 bool *dup);
+/* Like spt_fun, and a record remembers the order in which its keys were given. */
+spt_val *spt_fun_ordered(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
+			 bool *dup);
+/* The same record with the written-order hint set to order (a permutation of 0..n-1, copied;
+ * NULL order: canonical). Returns NULL when order is not a permutation. */
+spt_val *spt_rec_with_order(struct spt_arena *a, spt_val *rec, const uint32_t *order);
 /* A record from field names. Returns NULL on a duplicate name or out of memory. */
 spt_val *spt_rec(struct spt_arena *a, const char *const *names, spt_val *const *vals, size_t n);
 /* The empty function written as [] (record), <<>> (sequence) or a map. */

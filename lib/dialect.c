@@ -1,0 +1,517 @@
+/* NDJSON import and export: the parts every dialect shares. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialect_internal.h"
+
+static const struct dialect_ops *const dialects[] = {
+	[SPT_DIALECT_JSON] = &dialect_json,
+	[SPT_DIALECT_ETCD] = &dialect_etcd,
+	[SPT_DIALECT_SYSMOBENCH] = &dialect_sysmobench,
+};
+
+int spt_dialect_from_name(const char *name, enum spt_dialect *out)
+{
+	for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+		if (!strcmp(name, dialects[i]->name)) {
+			*out = (enum spt_dialect)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *spt_dialect_name(enum spt_dialect d) { return dialects[d]->name; }
+const char *spt_dialect_names(void) { return "json, etcd-ndjson, sysmobench"; }
+
+int dialect_fail(struct spt_json_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	err->offset = 0;
+	return -EINVAL;
+}
+
+/* ---- record helpers ---- */
+
+const char *rec_str(spt_val *rec, const char *name)
+{
+	spt_val *v = rec ? spt_rec_get(rec, name) : NULL;
+	return v && v->kind == SPT_STR ? v->u.s : NULL;
+}
+
+static bool named(spt_val *k, const char *const *names)
+{
+	for (; names && *names; names++)
+		if (strlen(*names) == k->n && !memcmp(*names, k->u.s, k->n))
+			return true;
+	return false;
+}
+
+static uint32_t written(spt_val *rec, uint32_t i) { return rec->u.fn.order ? rec->u.fn.order[i] : i; }
+
+spt_val *rec_without(struct spt_arena *a, spt_val *rec, const char *const *drop)
+{
+	if (!rec || rec->kind != SPT_REC)
+		return NULL;
+	spt_val **k = spt_arena_alloc(a, (rec->n + 1) * sizeof(*k));
+	spt_val **v = spt_arena_alloc(a, (rec->n + 1) * sizeof(*v));
+	if (!k || !v)
+		return NULL;
+	size_t n = 0;
+	for (uint32_t i = 0; i < rec->n; i++) {
+		uint32_t j = written(rec, i);
+		if (named(rec->u.fn.keys[j], drop))
+			continue;
+		k[n] = rec->u.fn.keys[j];
+		v[n++] = rec->u.fn.vals[j];
+	}
+	return n ? spt_fun_ordered(a, k, v, n, NULL) : spt_empty_fun(a, SPT_REC);
+}
+
+spt_val *rec_plus(struct spt_arena *a, spt_val *rec, const char *const *names, spt_val *const *vals,
+		  size_t n)
+{
+	uint32_t have = rec && rec->kind == SPT_REC ? rec->n : 0;
+	spt_val **k = spt_arena_alloc(a, (have + n + 1) * sizeof(*k));
+	spt_val **v = spt_arena_alloc(a, (have + n + 1) * sizeof(*v));
+	if (!k || !v)
+		return NULL;
+	size_t m = 0;
+	for (uint32_t i = 0; i < have; i++) {
+		uint32_t j = written(rec, i);
+		k[m] = rec->u.fn.keys[j];
+		v[m++] = rec->u.fn.vals[j];
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!(k[m] = spt_cstr(a, names[i])))
+			return NULL;
+		v[m++] = vals[i];
+	}
+	return m ? spt_fun_ordered(a, k, v, m, NULL) : spt_empty_fun(a, SPT_REC);
+}
+
+void json_write_rec_ordered(struct spt_buf *b, spt_val *rec, const char *const *first,
+			    unsigned flags, struct spt_json_loss *loss)
+{
+	bool any = false;
+	spt_buf_putc(b, '{');
+	for (const char *const *f = first; rec && f && *f; f++) {
+		spt_val *v = spt_rec_get(rec, *f);
+		if (!v)
+			continue;
+		if (any)
+			spt_buf_putc(b, ',');
+		spt_buf_json_str(b, *f, strlen(*f));
+		spt_buf_putc(b, ':');
+		spt_json_write(b, v, flags, loss);
+		any = true;
+	}
+	for (uint32_t i = 0; rec && rec->kind == SPT_REC && i < rec->n; i++) {
+		uint32_t j = written(rec, i);
+		spt_val *k = rec->u.fn.keys[j];
+		if (named(k, first))
+			continue;
+		if (any)
+			spt_buf_putc(b, ',');
+		spt_buf_json_str(b, k->u.s, k->n);
+		spt_buf_putc(b, ':');
+		spt_json_write(b, rec->u.fn.vals[j], flags, loss);
+		any = true;
+	}
+	spt_buf_putc(b, '}');
+}
+
+/* ---- import ---- */
+
+struct node_clock {
+	char *name;
+	uint64_t seq, lamport;
+};
+
+/* Sends waiting for their receive, per message content. */
+struct pending {
+	char *key;
+	uint64_t *ids, *lamports;
+	size_t head, len, cap;
+};
+
+struct spt_import {
+	const struct dialect_ops *ops;
+	struct spt_arena line;      /* the current line's values */
+	struct spt_arena keep;      /* header strings */
+	struct spt_event ev;
+	struct spt_msg msg;
+	struct spt_loss loss;
+	struct spt_header header;
+	const char **nodes;
+	size_t cap_nodes;
+	bool nodes_from_config;
+	struct node_clock *clocks;
+	size_t n_clocks, cap_clocks;
+	struct pending *pend;       /* open addressing on key */
+	size_t cap_pend, n_pend;
+	uint64_t next_msg_id;
+	struct spt_import_stats stats;
+	struct spt_buf key;
+};
+
+struct spt_arena *import_arena(struct spt_import *im) { return &im->line; }
+
+int spt_import_new(enum spt_dialect d, struct spt_import **out)
+{
+	struct spt_import *im = calloc(1, sizeof(*im));
+	if (!im)
+		return -ENOMEM;
+	im->ops = dialects[d];
+	spt_arena_init(&im->line);
+	spt_arena_init(&im->keep);
+	im->header.system = "";
+	*out = im;
+	return 0;
+}
+
+void spt_import_free(struct spt_import *im)
+{
+	if (!im)
+		return;
+	for (size_t i = 0; i < im->n_clocks; i++)
+		free(im->clocks[i].name);
+	free(im->clocks);
+	for (size_t i = 0; i < im->cap_pend; i++) {
+		free(im->pend[i].key);
+		free(im->pend[i].ids);
+		free(im->pend[i].lamports);
+	}
+	free(im->pend);
+	free(im->nodes);
+	spt_buf_free(&im->key);
+	spt_arena_fini(&im->line);
+	spt_arena_fini(&im->keep);
+	free(im);
+}
+
+const struct spt_header *spt_import_header(struct spt_import *im) { return &im->header; }
+const struct spt_import_stats *spt_import_stats(const struct spt_import *im) { return &im->stats; }
+
+static int add_node(struct spt_import *im, const char *name)
+{
+	for (size_t i = 0; i < im->header.n_nodes; i++)
+		if (!strcmp(im->nodes[i], name))
+			return 0;
+	if (im->header.n_nodes == im->cap_nodes) {
+		size_t cap = im->cap_nodes ? im->cap_nodes * 2 : 8;
+		const char **n = realloc(im->nodes, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		im->nodes = n;
+		im->cap_nodes = cap;
+	}
+	char *c = spt_arena_strndup(&im->keep, name, strlen(name));
+	if (!c)
+		return -ENOMEM;
+	im->nodes[im->header.n_nodes++] = c;
+	im->header.nodes = im->nodes;
+	return 0;
+}
+
+int import_set_nodes(struct spt_import *im, spt_val *seq)
+{
+	if (!spt_is_fun(seq) || (seq->n && seq->kind != SPT_SEQ))
+		return -EINVAL;
+	im->header.n_nodes = 0;
+	for (uint32_t i = 0; i < seq->n; i++) {
+		spt_val *s = seq->u.elems[i];
+		if (s->kind != SPT_STR)
+			return -EINVAL;
+		int rc = add_node(im, s->u.s);
+		if (rc)
+			return rc;
+	}
+	im->nodes_from_config = true;
+	return 0;
+}
+
+static const char *keep_str(struct spt_import *im, const char *s)
+{
+	return s ? spt_arena_strndup(&im->keep, s, strlen(s)) : NULL;
+}
+
+int import_set_header(struct spt_import *im, const struct spt_header *h)
+{
+	struct spt_header *d = &im->header;
+	d->system = keep_str(im, h->system);
+	d->system_version = keep_str(im, h->system_version);
+	d->capture_method = keep_str(im, h->capture_method);
+	d->scenario = keep_str(im, h->scenario);
+	d->command_line = keep_str(im, h->command_line);
+	d->has_seed = h->has_seed;
+	d->seed = h->seed;
+	d->clock_realtime_ns = h->clock_realtime_ns;
+	d->clock_monotonic_ns = h->clock_monotonic_ns;
+	d->extra = h->extra ? spt_value_clone(&im->keep, h->extra) : NULL;
+	d->n_nodes = 0;
+	for (size_t i = 0; i < h->n_nodes; i++)
+		if (add_node(im, h->nodes[i]))
+			return -ENOMEM;
+	im->nodes_from_config = true;
+	return 0;
+}
+
+static struct node_clock *clock_of(struct spt_import *im, const char *node)
+{
+	for (size_t i = im->n_clocks; i-- > 0;)
+		if (!strcmp(im->clocks[i].name, node))
+			return &im->clocks[i];
+	if (im->n_clocks == im->cap_clocks) {
+		size_t cap = im->cap_clocks ? im->cap_clocks * 2 : 8;
+		struct node_clock *n = realloc(im->clocks, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		im->clocks = n;
+		im->cap_clocks = cap;
+	}
+	struct node_clock *c = &im->clocks[im->n_clocks];
+	if (!(c->name = strdup(node)))
+		return NULL;
+	c->seq = c->lamport = 0;
+	im->n_clocks++;
+	return c;
+}
+
+static struct pending *pending_slot(struct spt_import *im, const char *key, size_t len, bool create)
+{
+	if (create && (im->n_pend + 1) * 2 > im->cap_pend) {
+		size_t cap = im->cap_pend ? im->cap_pend * 2 : 256;
+		struct pending *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < im->cap_pend; i++) {
+			if (!im->pend[i].key)
+				continue;
+			size_t j = spt_hash_bytes(im->pend[i].key, strlen(im->pend[i].key), 0) & (cap - 1);
+			while (n[j].key)
+				j = (j + 1) & (cap - 1);
+			n[j] = im->pend[i];
+		}
+		free(im->pend);
+		im->pend = n;
+		im->cap_pend = cap;
+	}
+	if (!im->cap_pend)
+		return NULL;
+	size_t j = spt_hash_bytes(key, len, 0) & (im->cap_pend - 1);
+	while (im->pend[j].key) {
+		if (!strcmp(im->pend[j].key, key))
+			return &im->pend[j];
+		j = (j + 1) & (im->cap_pend - 1);
+	}
+	if (!create)
+		return NULL;
+	if (!(im->pend[j].key = strdup(key)))
+		return NULL;
+	im->n_pend++;
+	return &im->pend[j];
+}
+
+static int pending_push(struct pending *p, uint64_t id, uint64_t lamport)
+{
+	if (p->head + p->len == p->cap) {
+		if (p->head) { /* compact before growing */
+			memmove(p->ids, p->ids + p->head, p->len * sizeof(*p->ids));
+			memmove(p->lamports, p->lamports + p->head, p->len * sizeof(*p->lamports));
+			p->head = 0;
+		}
+		if (p->len == p->cap) {
+			size_t cap = p->cap ? p->cap * 2 : 4;
+			uint64_t *a = realloc(p->ids, cap * sizeof(*a));
+			if (!a)
+				return -ENOMEM;
+			p->ids = a;
+			uint64_t *b = realloc(p->lamports, cap * sizeof(*b));
+			if (!b)
+				return -ENOMEM;
+			p->lamports = b;
+			p->cap = cap;
+		}
+	}
+	p->ids[p->head + p->len] = id;
+	p->lamports[p->head + p->len] = lamport;
+	p->len++;
+	return 0;
+}
+
+/* Message identity from content: from, to, type and payload. */
+static int message_key(struct spt_import *im, const struct spt_msg *m)
+{
+	spt_buf_clear(&im->key);
+	spt_buf_puts(&im->key, m->from);
+	spt_buf_putc(&im->key, '\x1f');
+	spt_buf_puts(&im->key, m->to);
+	spt_buf_putc(&im->key, '\x1f');
+	spt_buf_puts(&im->key, m->type);
+	spt_buf_putc(&im->key, '\x1f');
+	if (m->fields) /* canonical order: a reordered payload is the same message */
+		spt_json_write(&im->key, m->fields, SPT_JSON_TAGGED | SPT_JSON_CANONICAL, NULL);
+	return im->key.oom ? -ENOMEM : 0;
+}
+
+/* Seq, message id and Lamport clock for dialects that do not carry them. */
+static int derive(struct spt_import *im, struct spt_event *ev, struct spt_msg *msg)
+{
+	struct node_clock *c = clock_of(im, ev->node);
+	if (!c)
+		return -ENOMEM;
+	ev->source = "import";
+	ev->seq = ++c->seq;
+	uint64_t lamport = c->lamport + 1;
+	if (ev->msg) {
+		int rc = message_key(im, msg);
+		if (rc)
+			return rc;
+		if (msg->dir == SPT_MSG_SEND) {
+			struct pending *p = pending_slot(im, im->key.p, im->key.len, true);
+			if (!p)
+				return -ENOMEM;
+			msg->id = ++im->next_msg_id;
+			if ((rc = pending_push(p, msg->id, lamport)))
+				return rc;
+			im->stats.sends++;
+		} else {
+			struct pending *p = pending_slot(im, im->key.p, im->key.len, false);
+			im->stats.receives++;
+			if (p && p->len) {
+				msg->id = p->ids[p->head];
+				if (p->lamports[p->head] + 1 > lamport)
+					lamport = p->lamports[p->head] + 1;
+				p->head++;
+				p->len--;
+				im->stats.paired++;
+			} else {
+				msg->id = ++im->next_msg_id;
+				im->stats.unpaired_receives++;
+			}
+		}
+	}
+	ev->lamport = c->lamport = lamport;
+	return 0;
+}
+
+int spt_import_line(struct spt_import *im, const char *line, size_t len,
+		    const struct spt_event **ev, const struct spt_loss **loss,
+		    struct spt_json_error *err)
+{
+	spt_arena_reset(&im->line);
+	size_t i = 0;
+	while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+		i++;
+	if (i == len)
+		return 0;
+	spt_val *obj;
+	int rc = spt_json_parse(&im->line, line, len, im->ops->json_flags, &obj, err);
+	if (rc)
+		return rc;
+	if (obj->kind != SPT_REC)
+		return dialect_fail(err, "a JSON object expected, found %s",
+				    obj->kind == SPT_SEQ ? "an array" : "a scalar");
+	memset(&im->ev, 0, sizeof(im->ev));
+	memset(&im->msg, 0, sizeof(im->msg));
+	memset(&im->loss, 0, sizeof(im->loss));
+	rc = im->ops->import(im, obj, &im->ev, &im->msg, &im->loss, err);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return rc;
+	}
+	if (rc == 2) {
+		*loss = &im->loss;
+		return 2;
+	}
+	if (rc != 1)
+		return 0;
+	if (im->ops->derive && (rc = derive(im, &im->ev, &im->msg)))
+		return rc;
+	if (!im->nodes_from_config && (rc = add_node(im, im->ev.node)))
+		return rc;
+	im->stats.events++;
+	*ev = &im->ev;
+	return 1;
+}
+
+/* ---- export ---- */
+
+struct spt_export {
+	const struct dialect_ops *ops;
+	const struct spt_header *header;
+	struct spt_drop drops[32];
+	size_t n_drops;
+	struct spt_arena arena;
+};
+
+int spt_export_new(enum spt_dialect d, const struct spt_header *h, struct spt_export **out)
+{
+	struct spt_export *ex = calloc(1, sizeof(*ex));
+	if (!ex)
+		return -ENOMEM;
+	ex->ops = dialects[d];
+	ex->header = h;
+	spt_arena_init(&ex->arena);
+	*out = ex;
+	return 0;
+}
+
+void spt_export_free(struct spt_export *ex)
+{
+	if (!ex)
+		return;
+	spt_arena_fini(&ex->arena);
+	free(ex);
+}
+
+const struct spt_header *export_header(const struct spt_export *ex) { return ex->header; }
+struct spt_arena *export_arena(struct spt_export *ex) { return &ex->arena; }
+
+void export_drop(struct spt_export *ex, const char *what, uint64_t n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < ex->n_drops; i++) {
+		if (!strcmp(ex->drops[i].what, what)) {
+			ex->drops[i].count += n;
+			return;
+		}
+	}
+	if (ex->n_drops < sizeof(ex->drops) / sizeof(ex->drops[0]))
+		ex->drops[ex->n_drops++] = (struct spt_drop){ what, n };
+}
+
+size_t spt_export_dropped(const struct spt_export *ex, const struct spt_drop **out)
+{
+	*out = ex->drops;
+	return ex->n_drops;
+}
+
+int spt_export_begin(struct spt_export *ex, struct spt_buf *out)
+{
+	return ex->ops->export_begin ? ex->ops->export_begin(ex, out) : 0;
+}
+
+int spt_export_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *out)
+{
+	spt_arena_reset(&ex->arena);
+	int rc = ex->ops->export_event(ex, ev, out);
+	return rc ? rc : out->oom ? -ENOMEM : 0;
+}
+
+int spt_export_loss(struct spt_export *ex, const struct spt_loss *l, struct spt_buf *out)
+{
+	if (ex->ops->export_loss)
+		return ex->ops->export_loss(ex, l, out);
+	export_drop(ex, "loss records (events lost at capture)", 1);
+	return 0;
+}

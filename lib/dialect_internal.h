@@ -1,0 +1,51 @@
+/* Internal: what every NDJSON dialect implements, and helpers they share. */
+#ifndef SPECTAP_DIALECT_INTERNAL_H
+#define SPECTAP_DIALECT_INTERNAL_H
+
+#include "spectap/dialect.h"
+
+struct spt_import;
+struct spt_export;
+
+struct dialect_ops {
+	const char *name;
+	unsigned json_flags;  /* SPT_JSON_TAGGED for the lossless dialect */
+	bool derive;          /* derive seq, message ids and Lamport clocks on import */
+	/* Fills *ev (1), *loss (2) or the header (0) from one parsed line; -EINVAL with err->msg. */
+	int (*import)(struct spt_import *im, spt_val *obj, struct spt_event *ev, struct spt_msg *msg,
+		      struct spt_loss *loss, struct spt_json_error *err);
+	int (*export_begin)(struct spt_export *ex, struct spt_buf *out);
+	int (*export_event)(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *out);
+	int (*export_loss)(struct spt_export *ex, const struct spt_loss *l, struct spt_buf *out);
+};
+
+extern const struct dialect_ops dialect_json, dialect_etcd, dialect_sysmobench;
+
+/* The arena of the line being imported (values built by a dialect live there). */
+struct spt_arena *import_arena(struct spt_import *im);
+/* Header fields a dialect learnt (config line, header line); strings are copied. */
+int import_set_nodes(struct spt_import *im, spt_val *seq_of_strings);
+int import_set_header(struct spt_import *im, const struct spt_header *h);
+
+const struct spt_header *export_header(const struct spt_export *ex);
+/* Counts one item the target dialect cannot hold. */
+void export_drop(struct spt_export *ex, const char *what, uint64_t n);
+struct spt_arena *export_arena(struct spt_export *ex);
+
+/* ---- helpers on records ---- */
+
+/* A string field as a C string, or NULL when absent or not a string. */
+const char *rec_str(spt_val *rec, const char *name);
+/* The fields of rec not named in drop (NULL-terminated), in their written order. */
+spt_val *rec_without(struct spt_arena *a, spt_val *rec, const char *const *drop);
+/* rec with fields added (name -> value) after its own; NULL on a duplicate name. */
+spt_val *rec_plus(struct spt_arena *a, spt_val *rec, const char *const *names, spt_val *const *vals,
+		  size_t n);
+/* Writes rec as a JSON object: names in `first` (NULL-terminated) first, in that order, then the
+ * others in their written order. Field values are written with flags. */
+void json_write_rec_ordered(struct spt_buf *b, spt_val *rec, const char *const *first,
+			    unsigned flags, struct spt_json_loss *loss);
+
+int dialect_fail(struct spt_json_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * The SysMoBench/Specula envelope: {"tag":"config","config":{"servers":[...]}} first, then
+ * {"tag":"trace","ts":"<ns>","event":{"name","nid","state":{...},"msg":{...}}} per event.
+ * The envelope has no message direction or id: on export a message is written as "msg" with its
+ * type, from and to; on import "msg" and any other event field are kept in args.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialect_internal.h"
+
+static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
+		      struct spt_msg *msg, struct spt_loss *loss, struct spt_json_error *err)
+{
+	(void)msg;
+	(void)loss;
+	struct spt_arena *a = import_arena(im);
+	const char *tag = rec_str(obj, "tag");
+	if (!tag)
+		return dialect_fail(err, "\"tag\" missing or not a string (expected \"config\" or \"trace\")");
+	if (!strcmp(tag, "config")) {
+		spt_val *cfg = spt_rec_get(obj, "config");
+		spt_val *servers = cfg ? spt_rec_get(cfg, "servers") : NULL;
+		if (!servers || import_set_nodes(im, servers))
+			return dialect_fail(err, "config line without a \"config\".\"servers\" list of strings");
+		return 0;
+	}
+	if (strcmp(tag, "trace"))
+		return dialect_fail(err, "unknown tag \"%s\" (expected \"config\" or \"trace\")", tag);
+	spt_val *e = spt_rec_get(obj, "event");
+	if (!e || e->kind != SPT_REC)
+		return dialect_fail(err, "\"event\" missing or not an object");
+	spt_val *ts = spt_rec_get(obj, "ts");
+	if (ts) {
+		char *end;
+		if (ts->kind != SPT_STR || ts->hint == SPT_HINT_NUMBER ||
+		    (ev->ts_ns = strtoull(ts->u.s, &end, 10), *end) || !ts->n)
+			return dialect_fail(err, "\"ts\" is not a string of nanoseconds");
+	}
+	if (!(ev->kind = rec_str(e, "name")))
+		return dialect_fail(err, "event.name missing or not a string");
+	if (!(ev->node = rec_str(e, "nid")) && !(ev->node = rec_str(e, "node")))
+		return dialect_fail(err, "event.nid (or event.node) missing or not a string");
+	spt_val *state = spt_rec_get(e, "state");
+	if (state) {
+		if (!spt_is_fun(state) || (state->n && state->kind != SPT_REC))
+			return dialect_fail(err, "event.state is not an object");
+		ev->state = state->n ? state : NULL;
+	}
+	static const char *const known[] = { "name", "nid", "node", "state", NULL };
+	if (!(ev->args = rec_without(a, e, known)))
+		return dialect_fail(err, "out of memory");
+	if (!ev->args->n)
+		ev->args = NULL;
+	return 1;
+}
+
+static int smb_export_begin(struct spt_export *ex, struct spt_buf *b)
+{
+	const struct spt_header *h = export_header(ex);
+	spt_buf_puts(b, "{\"tag\":\"config\",\"ts\":\"0\",\"config\":{\"servers\":[");
+	for (size_t i = 0; i < h->n_nodes; i++) {
+		if (i)
+			spt_buf_putc(b, ',');
+		spt_buf_json_str(b, h->nodes[i], strlen(h->nodes[i]));
+	}
+	spt_buf_puts(b, "]}}\n");
+	return 0;
+}
+
+static void put_field(struct spt_buf *b, const char *k, spt_val *v, struct spt_json_loss *loss)
+{
+	spt_buf_putc(b, ',');
+	spt_buf_json_str(b, k, strlen(k));
+	spt_buf_putc(b, ':');
+	spt_json_write(b, v, 0, loss);
+}
+
+static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b)
+{
+	struct spt_arena *a = export_arena(ex);
+	struct spt_json_loss loss = { 0 };
+	spt_buf_printf(b, "{\"tag\":\"trace\",\"ts\":\"%" PRIu64 "\",\"event\":{\"name\":", ev->ts_ns);
+	spt_buf_json_str(b, ev->kind, strlen(ev->kind));
+	spt_buf_puts(b, ",\"nid\":");
+	spt_buf_json_str(b, ev->node, strlen(ev->node));
+	if (ev->state)
+		put_field(b, "state", ev->state, &loss);
+	if (ev->msg) {
+		const char *names[] = { "type", "from", "to" };
+		spt_val *vals[] = { spt_cstr(a, ev->msg->type), spt_cstr(a, ev->msg->from),
+				    spt_cstr(a, ev->msg->to) };
+		static const char *const order[] = { "type", "from", "to", NULL };
+		spt_val *m = vals[0] && vals[1] && vals[2] ? rec_plus(a, ev->msg->fields, names, vals, 3) : NULL;
+		if (!m)
+			return -ENOMEM;
+		spt_buf_puts(b, ",\"msg\":");
+		json_write_rec_ordered(b, m, order, 0, &loss);
+		export_drop(ex, "message direction and id (the envelope has none)", 1);
+	}
+	for (uint32_t i = 0; ev->args && i < ev->args->n; i++) {
+		uint32_t j = ev->args->u.fn.order ? ev->args->u.fn.order[i] : i;
+		spt_val *k = ev->args->u.fn.keys[j];
+		if (ev->msg && k->n == 3 && !memcmp(k->u.s, "msg", 3)) {
+			export_drop(ex, "args.msg (the event's message takes the name)", 1);
+			continue;
+		}
+		spt_buf_putc(b, ',');
+		spt_buf_json_str(b, k->u.s, k->n);
+		spt_buf_putc(b, ':');
+		spt_json_write(b, ev->args->u.fn.vals[j], 0, &loss);
+	}
+	spt_buf_puts(b, "}}\n");
+	export_drop(ex, "meta fields", ev->meta ? 1 : 0);
+	if (strcmp(ev->source ? ev->source : "", "import"))
+		export_drop(ex, "capture sources, seq and Lamport clocks (re-derived on import)", 1);
+	if (ev->tid)
+		export_drop(ex, "thread ids", 1);
+	export_drop(ex, "sets (written as arrays)", loss.sets);
+	export_drop(ex, "functions with non-string keys (written as [key, value] pairs)", loss.funs);
+	export_drop(ex, "model values (written as strings)", loss.models);
+	return 0;
+}
+
+const struct dialect_ops dialect_sysmobench = {
+	.name = "sysmobench",
+	.derive = true,
+	.import = smb_import,
+	.export_begin = smb_export_begin,
+	.export_event = smb_export_event,
+};

@@ -1,0 +1,298 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void vreport(struct cli *c, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (c->json) {
+		struct spt_buf b = { 0 };
+		spt_buf_puts(&b, "{\"error\":");
+		spt_buf_json_str(&b, msg, strlen(msg));
+		spt_buf_puts(&b, "}\n");
+		if (b.p)
+			fputs(b.p, stdout);
+		spt_buf_free(&b);
+		fflush(stdout);
+	}
+	fprintf(stderr, "spectap %s: %s\n", c->cmd, msg);
+}
+
+int cli_fail(struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(c, fmt, ap);
+	va_end(ap);
+	return CLI_FAIL;
+}
+
+int cli_usage_error(struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(c, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s", c->usage);
+	return CLI_USAGE;
+}
+
+int cli_help(struct cli *c)
+{
+	fputs(c->usage, stdout);
+	return CLI_OK;
+}
+
+void cli_warn(struct cli *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "spectap %s: warning: ", c->cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+void cli_progress(struct cli *c, const char *fmt, ...)
+{
+	if (!isatty(STDERR_FILENO))
+		return;
+	double t = now();
+	if (c->progress_at == 0)
+		c->progress_at = t; /* the first report comes after a second of work */
+	if (t - c->progress_at < 1.0)
+		return;
+	c->progress_at = t;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "\rspectap %s: ", c->cmd);
+	vfprintf(stderr, fmt, ap);
+	fputs("\033[K", stderr);
+	va_end(ap);
+}
+
+void cli_progress_done(struct cli *c)
+{
+	if (isatty(STDERR_FILENO) && c->progress_at > 0)
+		fputs("\r\033[K", stderr);
+}
+
+bool cli_parse_u64(struct cli *c, const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-') {
+		cli_usage_error(c, "%s: \"%s\" is not a non-negative integer", opt, s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+int cli_input_open(struct cli *c, const char *path, struct cli_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->name = strcmp(path, "-") ? path : "<stdin>";
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cli_fail(c, "cannot open %s: %s", in->name, strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return cli_fail(c, "%s is a directory, a file was expected", in->name);
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			in->data = p;
+			in->len = (size_t)st.st_size;
+			in->mapped = true;
+			if (fd != STDIN_FILENO)
+				close(fd);
+			return CLI_OK;
+		}
+	}
+	struct spt_buf b = { 0 };
+	for (;;) {
+		if (!spt_buf_reserve(&b, 1 << 16)) {
+			spt_buf_free(&b);
+			return cli_fail(c, "out of memory reading %s", in->name);
+		}
+		ssize_t k = read(fd, b.p + b.len, b.cap - b.len - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			spt_buf_free(&b);
+			return cli_fail(c, "cannot read %s: %s", in->name, strerror(e));
+		}
+		if (k == 0)
+			break;
+		b.len += (size_t)k;
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	in->data = b.p ? b.p : "";
+	in->len = b.len;
+	return CLI_OK;
+}
+
+void cli_input_close(struct cli_input *in)
+{
+	if (in->mapped)
+		munmap((void *)in->data, in->len);
+	else if (in->len)
+		free((void *)in->data);
+	memset(in, 0, sizeof(*in));
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+	struct spt_buf b = { 0 };
+	spt_buf_json_str(&b, s, strlen(s));
+	if (b.p)
+		fputs(b.p, f);
+	spt_buf_free(&b);
+}
+
+bool cli_flush(struct spt_buf *b, FILE *f)
+{
+	bool ok = !b->oom && fwrite(b->p ? b->p : "", 1, b->len, f) == b->len;
+	spt_buf_clear(b);
+	return ok;
+}
+
+static char *command_line;
+
+void cli_set_command_line(int argc, char **argv)
+{
+	struct spt_buf b = { 0 };
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			spt_buf_putc(&b, ' ');
+		spt_buf_puts(&b, argv[i]);
+	}
+	command_line = b.p; /* lives for the process */
+}
+
+const char *cli_command_line(void) { return command_line ? command_line : ""; }
+
+int cli_count(struct cli_counts *m, const char *name, uint64_t n)
+{
+	for (size_t i = m->n; i-- > 0;) {
+		if (!strcmp(m->names[i], name)) {
+			m->counts[i] += n;
+			return 0;
+		}
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 16;
+		char **nn = realloc(m->names, cap * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		m->names = nn;
+		uint64_t *nc = realloc(m->counts, cap * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		m->counts = nc;
+		m->cap = cap;
+	}
+	if (!(m->names[m->n] = strdup(name)))
+		return -ENOMEM;
+	m->counts[m->n++] = n;
+	return 0;
+}
+
+void cli_counts_free(struct cli_counts *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->names[i]);
+	free(m->names);
+	free(m->counts);
+	memset(m, 0, sizeof(*m));
+}
+
+static const struct cli_counts *sort_counts;
+
+static int by_count(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	if (sort_counts->counts[x] != sort_counts->counts[y])
+		return sort_counts->counts[x] > sort_counts->counts[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+size_t *cli_counts_by_size(const struct cli_counts *m)
+{
+	size_t *idx = malloc((m->n + 1) * sizeof(*idx));
+	if (!idx)
+		return NULL;
+	for (size_t i = 0; i < m->n; i++)
+		idx[i] = i;
+	sort_counts = m;
+	qsort(idx, m->n, sizeof(*idx), by_count);
+	return idx;
+}
+
+int cli_open_trace(struct cli *c, const char *path, struct spt_reader **r)
+{
+	struct spt_diag d = { { 0 } };
+	int rc = spt_reader_open(path, r, &d);
+	if (rc)
+		return cli_fail(c, "%s", d.msg);
+	const struct spt_trace_info *i = spt_reader_info(*r);
+	if (i->recovered && !c->json)
+		cli_warn(c, "%s was not closed cleanly (no index): recovered %" PRIu64
+			    " events in %" PRIu64 " complete chunks by scanning",
+			 path, i->events, i->chunks);
+	cli_warn_damage(c, path, *r);
+	return CLI_OK;
+}
+
+void cli_warn_damage(struct cli *c, const char *path, const struct spt_reader *r)
+{
+	const struct spt_trace_info *i = spt_reader_info(r);
+	static const struct spt_reader *warned;
+	if (!i->damaged || warned == r)
+		return;
+	warned = r;
+	cli_warn(c, "%s: byte %" PRIu64 ": %s; the %" PRIu64
+		    " bytes from there on are ignored (events before it are intact)",
+		 path, i->damage_offset, i->damage, i->damaged_bytes);
+}
+
+FILE *cli_create_output(struct cli *c, const char *path, bool force)
+{
+	if (!path || !strcmp(path, "-"))
+		return stdout;
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	if (fd < 0) {
+		cli_fail(c, "cannot create %s: %s%s", path, strerror(errno),
+			 errno == EEXIST ? " (remove it or pass --force)" : "");
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		cli_fail(c, "cannot create %s: %s", path, strerror(errno));
+	}
+	return f;
+}

@@ -1,0 +1,73 @@
+/* Shared by the spectap subcommands: errors, JSON output, progress, input files. */
+#ifndef SPECTAP_CLI_H
+#define SPECTAP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "spectap/buf.h"
+
+/* Exit codes: 0 done, 1 failed (bad input, I/O), 2 wrong usage. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+struct cli {
+	const char *cmd;  /* subcommand name, for messages */
+	const char *usage;
+	bool json;        /* --json: machine-readable output, errors as {"error": "..."} */
+	double progress_at;
+};
+
+/* Prints "spectap CMD: message" on stderr, or {"error":"message"} on stdout with --json. */
+int cli_fail(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error: the message, then the usage text; returns CLI_USAGE. */
+int cli_usage_error(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_help(struct cli *c);
+void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* At most about once a second, on a terminal only, overwriting the line. */
+void cli_progress(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_progress_done(struct cli *c);
+/* Parses a non-negative integer option value; false (and a usage message) when malformed. */
+bool cli_parse_u64(struct cli *c, const char *opt, const char *s, uint64_t *out);
+
+/* A whole input file (or "-" for stdin) in memory; mapped when it is a regular file. */
+struct cli_input {
+	const char *name;
+	const char *data;
+	size_t len;
+	bool mapped;
+};
+int cli_input_open(struct cli *c, const char *path, struct cli_input *in);
+void cli_input_close(struct cli_input *in);
+
+/* Prints s as a JSON string literal. */
+void cli_json_str(FILE *f, const char *s);
+/* Writes the buffer to f and clears it; false on a write error. */
+bool cli_flush(struct spt_buf *b, FILE *f);
+/* The process's command line, space-joined, for trace headers. */
+const char *cli_command_line(void);
+void cli_set_command_line(int argc, char **argv);
+
+/* Counters keyed by string, kept in first-seen order. */
+struct cli_counts {
+	char **names;
+	uint64_t *counts;
+	size_t n, cap;
+};
+int cli_count(struct cli_counts *m, const char *name, uint64_t n);
+void cli_counts_free(struct cli_counts *m);
+/* Indices sorted by count, largest first (ties: first seen first). Caller frees. */
+size_t *cli_counts_by_size(const struct cli_counts *m);
+
+
+#include "spectap/trace.h"
+
+/* Opens a trace; reports the error and returns CLI_FAIL, or warns when it was recovered. */
+int cli_open_trace(struct cli *c, const char *path, struct spt_reader **r);
+/* Warns when reading found damage (a torn or corrupt chunk): what was lost and where. */
+void cli_warn_damage(struct cli *c, const char *path, const struct spt_reader *r);
+/* Creates an output file (refusing to replace one unless force); "-" or NULL is stdout. */
+FILE *cli_create_output(struct cli *c, const char *path, bool force);
+
+#endif
