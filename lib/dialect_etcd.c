@@ -13,6 +13,10 @@
 
 #include "dialect_internal.h"
 
+/* etcd-io/raft's field order of a message. */
+const char *const etcd_msg_order[] = { "type",    "term",  "from",   "to",   "entries",    "logTerm",
+				       "index",   "commit", "vote",  "reject", "rejectHint", NULL };
+
 /* Top-level event fields that belong to the node state. */
 static const char *const state_outer[] = { "role", "log", "conf", NULL };
 
@@ -47,7 +51,7 @@ static int seconds_to_ns(const char *s, uint64_t *ns, bool *exact)
 	for (; digits < 9; digits++)
 		frac *= 10;
 	*ns = sec * 1000000000u + frac;
-	return 0;
+	return *ns > INT64_MAX ? -ERANGE : 0; /* times stay within JSON's exact 64-bit integers */
 }
 
 static int import_ts(struct spt_import *im, spt_val *ts, uint64_t *ns, const char **fmt,
@@ -63,7 +67,7 @@ static int import_ts(struct spt_import *im, spt_val *ts, uint64_t *ns, const cha
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(ts->u.s, &end, 10);
-		if (errno || end == ts->u.s || *end || ts->u.s[0] == '-')
+		if (errno || end == ts->u.s || *end || ts->u.s[0] == '-' || v > INT64_MAX)
 			return dialect_fail(err, "\"ts\": \"%s\" is not a nanosecond count", ts->u.s);
 		*ns = v;
 		*fmt = "ns";
@@ -233,12 +237,9 @@ static void write_event(struct spt_export *ex, const struct spt_event *ev, struc
 		spt_val *vals[] = { spt_cstr(a, ev->msg->type), spt_cstr(a, ev->msg->from),
 				    spt_cstr(a, ev->msg->to) };
 		spt_val *m = vals[0] && vals[1] && vals[2] ? rec_plus(a, ev->msg->fields, names, vals, 3) : NULL;
-		static const char *const order[] = { "type",  "term",   "from", "to",
-						     "entries", "logTerm", "index", "commit",
-						     "vote",  "reject", "rejectHint", NULL };
 		write_key(b, &first, "msg");
 		if (m)
-			json_write_rec_ordered(b, m, order, 0, loss);
+			json_write_rec_ordered(b, m, etcd_msg_order, 0, loss);
 		else
 			spt_buf_puts(b, "null");
 		if (ev->msg->id)

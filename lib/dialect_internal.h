@@ -21,6 +21,9 @@ struct dialect_ops {
 
 extern const struct dialect_ops dialect_json, dialect_etcd, dialect_sysmobench;
 
+/* Message fields in the order etcd-io/raft writes them (NULL-terminated). */
+extern const char *const etcd_msg_order[];
+
 /* The arena of the line being imported (values built by a dialect live there). */
 struct spt_arena *import_arena(struct spt_import *im);
 /* Header fields a dialect learnt (config line, header line); strings are copied. */

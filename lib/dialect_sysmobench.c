@@ -36,7 +36,8 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 	if (ts) {
 		char *end;
 		if (ts->kind != SPT_STR || ts->hint == SPT_HINT_NUMBER ||
-		    (ev->ts_ns = strtoull(ts->u.s, &end, 10), *end) || !ts->n)
+		    (ev->ts_ns = strtoull(ts->u.s, &end, 10), *end) || !ts->n || ts->u.s[0] == '-' ||
+		    ev->ts_ns > INT64_MAX)
 			return dialect_fail(err, "\"ts\" is not a string of nanoseconds");
 	}
 	if (!(ev->kind = rec_str(e, "name")))
@@ -92,12 +93,11 @@ static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, s
 		const char *names[] = { "type", "from", "to" };
 		spt_val *vals[] = { spt_cstr(a, ev->msg->type), spt_cstr(a, ev->msg->from),
 				    spt_cstr(a, ev->msg->to) };
-		static const char *const order[] = { "type", "from", "to", NULL };
 		spt_val *m = vals[0] && vals[1] && vals[2] ? rec_plus(a, ev->msg->fields, names, vals, 3) : NULL;
 		if (!m)
 			return -ENOMEM;
 		spt_buf_puts(b, ",\"msg\":");
-		json_write_rec_ordered(b, m, order, 0, &loss);
+		json_write_rec_ordered(b, m, etcd_msg_order, 0, &loss);
 		export_drop(ex, "message direction and id (the envelope has none)", 1);
 	}
 	for (uint32_t i = 0; ev->args && i < ev->args->n; i++) {

@@ -406,7 +406,8 @@ static int parse_object(struct parser *p, spt_val **out, spt_val **plain)
 			goto out;
 		if (keys.n == 0 && (!v || (first_is_rec && !rec_plain)))
 			deferred = *p->err;
-		for (size_t i = 0; i < keys.n; i++)
+		/* Small objects: name the duplicate where it stands. Large ones: the sort finds it. */
+		for (size_t i = 0; keys.n <= 32 && i < keys.n; i++)
 			if (spt_value_eq(keys.v[i], kv)) {
 				rc = fail(p, key_at, "duplicate key \"%.*s\"", (int)klen, k);
 				goto out;
@@ -437,8 +438,9 @@ static int parse_object(struct parser *p, spt_val **out, spt_val **plain)
 		}
 	}
 	if (vals.v[0] && (!is_tag || plain)) {
-		if (!(as_plain = spt_fun_ordered(p->a, keys.v, vals.v, keys.n, NULL))) {
-			rc = nomem(p);
+		bool dup;
+		if (!(as_plain = spt_fun_ordered(p->a, keys.v, vals.v, keys.n, &dup))) {
+			rc = dup ? fail(p, at, "object has a duplicate key") : nomem(p);
 			goto out;
 		}
 	}

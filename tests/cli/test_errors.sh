@@ -1,0 +1,75 @@
+#!/bin/sh
+# Bad input: a clear message naming file, line and column (or byte), a non-zero exit, no output.
+. tests/cli/lib.sh
+
+head -n 5 "$CORPUS" >"$T/good.ndjson"
+# Line 3 loses a closing brace; line 4 is fine.
+head -n 2 "$CORPUS" >"$T/bad.ndjson"
+sed -n 3p "$CORPUS" | sed 's/}}$/}/' >>"$T/bad.ndjson"
+sed -n 4p "$CORPUS" >>"$T/bad.ndjson"
+col=$(($(sed -n 3p "$T/bad.ndjson" | wc -c)))
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/bad.ndjson" -o "$T/bad.spt"
+check_contains "names file, line and column" "$T/e" "$T/bad.ndjson:3:$col:"
+check_contains "says what was wrong" "$T/e" "expected"
+check "no output file on bad input" [ ! -e "$T/bad.spt" ]
+
+printf '{"name":"X","nid":7}\n' >"$T/nid.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/nid.ndjson" -o "$T/x.spt"
+check_contains "wrong field type is named" "$T/e" "nid.ndjson:1:1: \"nid\" missing or not a string"
+
+printf '[1,2]\n' >"$T/arr.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from sysmobench "$T/arr.ndjson" -o "$T/x.spt"
+check_contains "non-object line" "$T/e" "a JSON object expected"
+
+printf '{"event":{"node":"a","kind":"k","bogus":1}}\n' >"$T/unk.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/unk.ndjson" -o "$T/x.spt"
+check_contains "unknown field in the lossless dialect" "$T/e" "unknown event field \"bogus\""
+
+printf '{"name":"A","nid":"1"}\n{"name":"B","nid":"1","state":{"term":99999999999999999999}}\n' >"$T/big.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/big.ndjson" -o "$T/x.spt"
+check_contains "64-bit overflow is an error with its position" "$T/e" "big.ndjson:2:39: integer 99999999999999999999 does not fit in 64 bits"
+
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/missing.ndjson" -o "$T/x.spt"
+check_contains "missing file" "$T/e" "cannot open $T/missing.ndjson: No such file or directory"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" import --from yaml "$T/good.ndjson" -o "$T/x.spt"
+check_contains "unknown dialect lists the known ones" "$T/e" "unknown dialect 'yaml' (known: json, etcd-ndjson, sysmobench)"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/good.ndjson"
+check_contains "missing -o" "$T/e" "-o OUT.spt is required"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" frobnicate
+check_contains "unknown command" "$T/e" "unknown command 'frobnicate'"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" dump --count many "$T/x.spt"
+check_contains "malformed number option" "$T/e" "--count: \"many\" is not a non-negative integer"
+
+# An existing output is never replaced without --force.
+run_status 0 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/good.ndjson" -o "$T/g.spt"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/good.ndjson" -o "$T/g.spt"
+check_contains "refuses to overwrite" "$T/e" "pass --force"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/good.ndjson" -o "$T/g.spt" --force
+
+# --json errors are JSON on stdout.
+run_status 1 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/missing.spt"
+check_eq "JSON error" "cannot open $T/missing.spt: No such file or directory" "$(jq -r .error "$T/o")"
+
+# Not a trace, and a trace with damage.
+run_status 1 "$T/o" "$T/e" "$SPECTAP" stat "$T/good.ndjson"
+check_contains "not a trace" "$T/e" "not a spectap trace"
+zstd -q -c "$T/good.ndjson" >"$T/plain.zst"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" dump "$T/plain.zst"
+check_contains "a zstd file that is no trace" "$T/e" "not a spectap trace (no spectap magic frame at byte 0)"
+
+"$SPECTAP" import --from etcd-ndjson "$CORPUS" -o "$T/c.spt" >/dev/null
+size=$(stat -c %s "$T/c.spt")
+head -c $((size - 40)) "$T/c.spt" >"$T/torn.spt"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/torn.spt"
+check_eq "torn file: recovered" true "$(jq .recovered "$T/o")"
+check_eq "torn file: every chunk before the tear is kept" 4888 "$(jq .events "$T/o")"
+
+# Flip a byte in the middle of the data: read up to the damage, report where it is.
+cp "$T/c.spt" "$T/flip.spt"
+printf '\377' | dd of="$T/flip.spt" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/flip.spt"
+check_eq "flipped byte: damaged" true "$(jq .damaged "$T/o")"
+check "flipped byte: fewer events, none invented" [ "$(jq .events "$T/o")" -lt 4888 ]
+run_status 0 "$T/o" "$T/e" "$SPECTAP" dump "$T/flip.spt"
+check_contains "dump warns where the damage is" "$T/e" "bytes from there on are ignored"
+finish

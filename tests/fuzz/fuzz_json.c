@@ -1,0 +1,122 @@
+/*
+ * libFuzzer target for the JSON reader: parses the input in both dialects; whatever parses must
+ * survive write -> parse unchanged (tagged always, plain when the write lost nothing), write
+ * the same text twice, clone equal, and print. Any broken law is an abort().
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spectap/arena.h"
+#include "spectap/buf.h"
+#include "spectap/json.h"
+#include "spectap/value.h"
+
+static void die(const char *what, const struct spt_buf *b)
+{
+	fprintf(stderr, "fuzz_json: %s\n", what);
+	if (b && b->p)
+		fprintf(stderr, "text: %.*s\n", (int)(b->len > 4000 ? 4000 : b->len), b->p);
+	abort();
+}
+
+static void check_error(const struct spt_json_error *err, size_t size)
+{
+	if (err->offset > size || err->line < 1 || err->col < 1 ||
+	    !memchr(err->msg, 0, sizeof(err->msg)) || !err->msg[0])
+		die("malformed error report", NULL);
+}
+
+/* The writer's output can nest deeper than its input (a plain record with a "$" key gets a
+ * "$rec" wrapper), so the re-read may hit the depth limit: that alone is no bug. */
+static bool too_deep(int rc, const struct spt_json_error *err)
+{
+	return rc == -EINVAL && strstr(err->msg, "nesting deeper") != NULL;
+}
+
+static void print_value(spt_val *v)
+{
+	char *p = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&p, &n);
+	if (!f)
+		return;
+	if (spt_value_print(f, v) != 0)
+		die("spt_value_print failed", NULL);
+	fclose(f);
+	free(p);
+}
+
+/* write(flags) -> parse(flags) must give v back, and writing that gives the same text. */
+static void roundtrip(struct spt_arena *a, spt_val *v, unsigned flags)
+{
+	struct spt_buf b = { 0 }, b2 = { 0 };
+	struct spt_json_loss loss = { 0 };
+	spt_json_write(&b, v, flags, &loss);
+	if (b.oom)
+		die("writer out of memory", NULL);
+	bool lossy = loss.sets || loss.funs || loss.models;
+	if ((flags & SPT_JSON_TAGGED) && lossy)
+		die("tagged write reported a loss", &b);
+	spt_val *back = NULL;
+	struct spt_json_error err = { 0 };
+	int rc = spt_json_parse(a, b.p, b.len, flags, &back, &err);
+	if (rc && !too_deep(rc, &err)) {
+		fprintf(stderr, "re-parse failed: %s at %zu\n", err.msg, err.offset);
+		die("written text does not parse", &b);
+	}
+	if (!rc && !lossy) {
+		if (!spt_value_eq(v, back) || spt_value_cmp(back, v) != 0 ||
+		    spt_value_hash(v) != spt_value_hash(back))
+			die("round trip changed the value", &b);
+		spt_json_write(&b2, back, flags, NULL);
+		if (b2.len != b.len || memcmp(b.p, b2.p, b.len))
+			die("second write differs from the first", &b);
+	}
+	spt_buf_free(&b);
+	spt_buf_free(&b2);
+}
+
+static void one_mode(const uint8_t *data, size_t size, unsigned flags)
+{
+	struct spt_arena a, c;
+	spt_arena_init(&a);
+	spt_val *v = NULL;
+	struct spt_json_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = spt_json_parse(&a, (const char *)data, size, flags, &v, &err);
+	if (rc) {
+		if (rc != -EINVAL && rc != -ENOMEM)
+			die("unexpected return code", NULL);
+		check_error(&err, size);
+		spt_arena_fini(&a);
+		return;
+	}
+	if (!v)
+		die("success without a value", NULL);
+	if (spt_value_cmp(v, v) != 0 || !spt_value_eq(v, v))
+		die("value not equal to itself", NULL);
+	/* A deep copy that outlives the text and the first arena. */
+	spt_arena_init(&c);
+	spt_val *w = spt_value_clone(&c, v);
+	if (!w || !spt_value_eq(v, w) || spt_value_hash(v) != spt_value_hash(w))
+		die("clone differs", NULL);
+	roundtrip(&a, v, SPT_JSON_TAGGED);
+	if (!(flags & SPT_JSON_TAGGED))
+		roundtrip(&a, v, 0);
+	spt_arena_fini(&a);
+	print_value(w);
+	roundtrip(&c, w, SPT_JSON_TAGGED);
+	spt_arena_fini(&c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	one_mode(data, size, 0);
+	one_mode(data, size, SPT_JSON_TAGGED);
+	return 0;
+}
