@@ -477,7 +477,8 @@ int dec_add_string(struct decoder *d, const Spectap__Trace__StringDef *s)
 		d->strs = n;
 		d->cap = cap;
 	}
-	spt_val *v = spt_str(d->a, (const char *)s->text.data, s->text.len);
+	/* protobuf-c leaves data NULL for an empty string (proto3 does not write empty fields). */
+	spt_val *v = spt_str(d->a, s->text.len ? (const char *)s->text.data : "", s->text.len);
 	if (!v)
 		return -ENOMEM;
 	d->strs[d->n++] = v;

@@ -49,8 +49,8 @@ int frame_get_footer(const uint8_t *p, size_t len, uint64_t *index_off, uint32_t
 	return 0;
 }
 
-int frame_decode(const uint8_t *p, size_t len, struct spt_buf *out, size_t *frame_len,
-		 char *why, size_t why_len)
+int frame_decode(ZSTD_DCtx *dctx, const uint8_t *p, size_t len, struct spt_buf *out,
+		 size_t *frame_len, char *why, size_t why_len)
 {
 	size_t fl = ZSTD_findFrameCompressedSize(p, len);
 	if (ZSTD_isError(fl)) {
@@ -72,7 +72,7 @@ int frame_decode(const uint8_t *p, size_t len, struct spt_buf *out, size_t *fram
 	spt_buf_clear(out);
 	if (!spt_buf_reserve(out, n + 1))
 		return -ENOMEM;
-	size_t got = ZSTD_decompress(out->p, n, p, fl);
+	size_t got = dctx ? ZSTD_decompressDCtx(dctx, out->p, n, p, fl) : ZSTD_decompress(out->p, n, p, fl);
 	if (ZSTD_isError(got) || got != n) {
 		snprintf(why, why_len, "zstd frame does not decode (%s)",
 			 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content");

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <zstd.h>
+
 #include "spectap/buf.h"
 
 /* Skippable zstd frames (magic 0x184D2A5?) that zstd -d passes over. */
@@ -26,10 +28,11 @@ int frame_get_footer(const uint8_t *p, size_t len, uint64_t *index_off, uint32_t
 /*
  * Finds the zstd frame at p and decompresses it into out (replacing its content). Checks the
  * frame has a content size and a checksum, both verified. 0 and *frame_len, or -EBADMSG with a
- * reason in why.
+ * reason in why. dctx is reused from call to call (creating one per frame costs more than
+ * decoding a small frame); NULL makes a temporary one.
  */
-int frame_decode(const uint8_t *p, size_t len, struct spt_buf *out, size_t *frame_len,
-		 char *why, size_t why_len);
+int frame_decode(ZSTD_DCtx *dctx, const uint8_t *p, size_t len, struct spt_buf *out,
+		 size_t *frame_len, char *why, size_t why_len);
 
 static inline void put_le32(uint8_t *p, uint32_t v)
 {

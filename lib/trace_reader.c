@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "spectap/trace.h"
 #include "trace_codec.h"
@@ -39,6 +40,7 @@ struct spt_reader {
 	struct spt_arena arena;
 	struct decoder dec;
 	struct spt_buf raw;
+	ZSTD_DCtx *dctx; /* reused for every frame */
 	struct spt_event *evs;
 	size_t n_evs, cap_evs, pos;
 };
@@ -113,7 +115,7 @@ static int parse_frame(struct spt_reader *r, uint64_t off, uint64_t expect_chunk
 	r->n_evs = 0;
 	r->pos = 0;
 	r->cur = SIZE_MAX;
-	if ((rc = frame_decode(r->map + off, r->size - off, &r->raw, &out->frame_len, why, why_len)))
+	if ((rc = frame_decode(r->dctx, r->map + off, r->size - off, &r->raw, &out->frame_len, why, why_len)))
 		return rc;
 
 	ProtobufCAllocator pa;
@@ -189,9 +191,17 @@ static int parse_frame(struct spt_reader *r, uint64_t off, uint64_t expect_chunk
 		rc = -EBADMSG;
 		goto bad;
 	}
+	/* seek_time trusts ts_min/ts_max: they must be the events' (0 for a chunk without any). */
+	uint64_t ts_min = 0, ts_max = 0;
+	for (size_t i = 0; i < r->n_evs; i++) {
+		if (!i || r->evs[i].ts_ns < ts_min)
+			ts_min = r->evs[i].ts_ns;
+		if (!i || r->evs[i].ts_ns > ts_max)
+			ts_max = r->evs[i].ts_ns;
+	}
 	if (trailer->entries != entries || trailer->events != r->n_evs ||
 	    trailer->chunk != expect_chunk || trailer->first_event != expect_first ||
-	    trailer->lost_in_chunk != lost) {
+	    trailer->lost_in_chunk != lost || trailer->ts_min != ts_min || trailer->ts_max != ts_max) {
 		snprintf(why, why_len, "chunk trailer disagrees with its content");
 		rc = -EBADMSG;
 		goto bad;
@@ -278,8 +288,9 @@ static int try_index(struct spt_reader *r)
 	uint64_t ioff;
 	uint32_t ilen;
 	char why[200];
+	/* Compared without adding ioff + ilen, which a damaged footer could make wrap around. */
 	if (frame_get_footer(r->map, r->size, &ioff, &ilen) || ioff < r->data_start ||
-	    ioff + ilen != r->size - SPT_FOOTER_LEN)
+	    ioff > r->size - SPT_FOOTER_LEN || ilen != r->size - SPT_FOOTER_LEN - ioff)
 		return 0;
 	struct parsed p;
 	int rc = parse_frame(r, ioff, 0, 0, false, &p, why, sizeof(why));
@@ -337,7 +348,7 @@ static int read_header(struct spt_reader *r, struct spt_diag *d)
 	uint64_t off = SPT_MAGIC_FRAME_LEN;
 	size_t frame_len;
 	char why[200];
-	int rc = frame_decode(r->map + off, r->size - off, &r->raw, &frame_len, why, sizeof(why));
+	int rc = frame_decode(r->dctx, r->map + off, r->size - off, &r->raw, &frame_len, why, sizeof(why));
 	if (rc) {
 		diag(d, "%s: byte %llu: header frame damaged: %s", r->path, (unsigned long long)off, why);
 		return rc;
@@ -389,7 +400,7 @@ int spt_reader_open(const char *path, struct spt_reader **out, struct spt_diag *
 	spt_arena_init(&r->header_arena);
 	spt_arena_init(&r->loss_arena);
 	dec_init(&r->dec, &r->arena);
-	if (!(r->path = strdup(path))) {
+	if (!(r->path = strdup(path)) || !(r->dctx = ZSTD_createDCtx())) {
 		rc = -ENOMEM;
 		goto err;
 	}
@@ -451,6 +462,7 @@ void spt_reader_close(struct spt_reader *r)
 	spt_arena_fini(&r->header_arena);
 	spt_arena_fini(&r->loss_arena);
 	spt_buf_free(&r->raw);
+	ZSTD_freeDCtx(r->dctx);
 	free(r->chunks);
 	free(r->losses);
 	free(r->evs);
@@ -478,7 +490,8 @@ static int load_chunk(struct spt_reader *r, size_t i)
 	int rc = parse_frame(r, c->offset, i, c->first_event, false, &p, why, sizeof(why));
 	if (rc == -ENOMEM)
 		return rc;
-	if (!rc && (p.kind != FRAME_CHUNK || p.frame_len != c->length || p.ref.events != c->events)) {
+	if (!rc && (p.kind != FRAME_CHUNK || p.frame_len != c->length || p.ref.events != c->events ||
+		    p.ref.ts_min != c->ts_min || p.ref.ts_max != c->ts_max)) {
 		snprintf(why, sizeof(why), "chunk disagrees with the index");
 		rc = -EBADMSG;
 	}

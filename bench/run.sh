@@ -1,0 +1,38 @@
+#!/bin/sh
+# Runs build/bench/bench_trace 3 times (1,000,000 events each, one core) and prints the median
+# write and read throughput and the file size per event, against the targets.
+#	BUILD=build sh bench/run.sh [events]
+set -eu
+build=${BUILD:-build}
+bin="$build/bench/bench_trace"
+events=${1:-1000000}
+runs=3
+[ -x "$bin" ] || { echo "bench: $bin not built (make bench)" >&2; exit 1; }
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+i=1
+while [ "$i" -le "$runs" ]; do
+	"$bin" "$events" >>"$out" || { echo "bench: run $i failed" >&2; exit 1; }
+	i=$((i + 1))
+done
+
+median() {
+	grep "^$1 " "$out" | awk '{print $2}' | sort -n | sed -n "$(((runs + 1) / 2))p"
+}
+w=$(median write_events_per_s)
+r=$(median read_events_per_s)
+b=$(median bytes_per_event)
+g=$(median gen_events_per_s)
+c=$(median close_s)
+
+verdict() { # value target
+	awk -v v="$1" -v t="$2" 'BEGIN { print (v + 0 >= t + 0) ? "ok" : "BELOW TARGET" }'
+}
+echo "bench_trace: $events etcd-like events, median of $runs runs, one core"
+printf '  write  %10.0f events/s  (target >= 500000: %s; encode + zstd + write, close %ss)\n' \
+	"$w" "$(verdict "$w" 500000)" "$c"
+printf '  read   %10.0f events/s  (target >= 1000000: %s; open + full decode)\n' \
+	"$r" "$(verdict "$r" 1000000)"
+printf '  size   %10.2f bytes/event\n' "$b"
+printf '  (generating the events: %.0f events/s, not counted above)\n' "$g"

@@ -1,0 +1,959 @@
+/*
+ * The trace file: round trip, seeking, recovery without an index, truncation at every byte,
+ * bit flips, a writer killed mid-stream, and clear errors for files that are no trace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "check.h"
+#include "gen_event.h"
+#include "spectap/trace.h"
+
+static char tmpdir[64];
+
+static void tmp_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+/* ---- equality ---- */
+
+static bool val_eq_rec(spt_val *x, spt_val *y)
+{
+	/* NULL args/state/meta/fields mean the empty record. */
+	if (!x && !y)
+		return true;
+	if (!x)
+		return spt_is_fun(y) && y->n == 0;
+	if (!y)
+		return spt_is_fun(x) && x->n == 0;
+	return spt_value_eq(x, y);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool event_eq(const struct spt_event *a, const struct spt_event *b)
+{
+	if (!str_eq(a->node, b->node) || !str_eq(a->source, b->source) || a->seq != b->seq ||
+	    a->ts_ns != b->ts_ns || a->lamport != b->lamport || a->tid != b->tid ||
+	    !str_eq(a->kind, b->kind))
+		return false;
+	if (!val_eq_rec(a->args, b->args) || !val_eq_rec(a->state, b->state) ||
+	    !val_eq_rec(a->meta, b->meta))
+		return false;
+	if (!a->msg || !b->msg)
+		return !a->msg && !b->msg;
+	const struct spt_msg *m = a->msg, *n = b->msg;
+	return m->id == n->id && m->dir == n->dir && str_eq(m->from, n->from) &&
+	       str_eq(m->to, n->to) && str_eq(m->type, n->type) &&
+	       val_eq_rec(m->fields, n->fields);
+}
+
+/* ---- fixture: a trace written from the generator, with the byte offset of every chunk end ---- */
+
+struct chunk_end {
+	uint64_t bytes;  /* file size after the chunk was written */
+	uint64_t events; /* events in the file after it */
+};
+
+struct fixture {
+	char path[128];
+	struct gen g;
+	struct spt_arena arena; /* every generated event's values */
+	struct spt_event *evs;
+	size_t n_evs;
+	struct chunk_end *ends;
+	size_t n_ends;
+	uint64_t header_end; /* bytes after the magic and header frames */
+	uint64_t data_end;   /* bytes after the last chunk */
+	uint64_t lost;
+	struct spt_loss losses[8];
+	size_t n_losses;
+	uint8_t *bytes; /* the whole file */
+	size_t size;
+};
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
+	if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+		free(p);
+		p = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+static bool spill(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return false;
+	bool ok = fwrite(p, 1, n, f) == n;
+	return fclose(f) == 0 && ok;
+}
+
+static void note_end(struct fixture *fx, struct spt_writer *w, uint64_t *last)
+{
+	uint64_t b = spt_writer_bytes(w);
+	if (b != *last) {
+		fx->ends[fx->n_ends++] = (struct chunk_end){ b, spt_writer_events(w) };
+		*last = b;
+	}
+}
+
+enum finish { FINISH_CLOSE, FINISH_ABANDON };
+
+/*
+ * Writes n events of seed with chunks of chunk_bytes; every flush_every events an explicit
+ * flush (0: none). with_losses adds a few loss records, one of them alone in its chunk.
+ */
+static bool fixture_write(struct fixture *fx, const char *name, uint64_t seed, size_t n,
+			  size_t chunk_bytes, size_t flush_every, bool with_losses, enum finish fin)
+{
+	memset(fx, 0, sizeof(*fx));
+	tmp_path(fx->path, sizeof(fx->path), name);
+	unlink(fx->path);
+	gen_init(&fx->g, seed);
+	spt_arena_init(&fx->arena);
+	fx->evs = calloc(n ? n : 1, sizeof(*fx->evs));
+	fx->ends = calloc(n + 16, sizeof(*fx->ends));
+	if (!fx->evs || !fx->ends)
+		return false;
+
+	struct spt_header h;
+	gen_header(&fx->g, &h);
+	struct spt_writer_opts o = { .sz = sizeof(o), .chunk_bytes = chunk_bytes };
+	struct spt_writer *w;
+	struct spt_diag d = { "" };
+	int rc = spt_writer_open(fx->path, &h, &o, &w, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (rc)
+		return false;
+	fx->header_end = spt_writer_bytes(w);
+	uint64_t last = fx->header_end;
+	static const char *const loss_nodes[] = { "1", "2", "3" };
+	for (size_t i = 0; i < n; i++) {
+		if (!gen_next(&fx->g, &fx->arena, &fx->evs[i]))
+			return false;
+		rc = spt_writer_append(w, &fx->evs[i]);
+		CHECK(rc == 0);
+		fx->n_evs++;
+		note_end(fx, w, &last);
+		if (with_losses && (i == n / 4 || i == n / 2 || i == n - 2) &&
+		    fx->n_losses < sizeof(fx->losses) / sizeof(fx->losses[0])) {
+			struct spt_loss l = { loss_nodes[fx->n_losses % 3], "bpf", 3 + fx->n_losses * 5,
+					      100 + i, 102 + i + fx->n_losses * 5 };
+			CHECK(spt_writer_add_loss(w, &l) == 0);
+			fx->losses[fx->n_losses++] = l;
+			fx->lost += l.count;
+			if (i == n / 2) {
+				/* A chunk holding nothing but a loss record. */
+				CHECK(spt_writer_flush(w) == 0);
+				note_end(fx, w, &last);
+				struct spt_loss l2 = { "3", "import", 7, 0, 0 };
+				CHECK(spt_writer_add_loss(w, &l2) == 0);
+				fx->losses[fx->n_losses++] = l2;
+				fx->lost += l2.count;
+				CHECK(spt_writer_flush(w) == 0);
+				note_end(fx, w, &last);
+			}
+		}
+		if (flush_every && (i + 1) % flush_every == 0) {
+			CHECK(spt_writer_flush(w) == 0);
+			note_end(fx, w, &last);
+		}
+	}
+	CHECK(spt_writer_flush(w) == 0);
+	note_end(fx, w, &last);
+	fx->data_end = spt_writer_bytes(w);
+	CHECK(spt_writer_events(w) == n);
+	if (fin == FINISH_CLOSE) {
+		rc = spt_writer_close(w, &d);
+		CHECKF(rc == 0, "%s", d.msg);
+	} else {
+		spt_writer_abandon(w);
+	}
+	fx->bytes = slurp(fx->path, &fx->size);
+	return fx->bytes != NULL;
+}
+
+static void fixture_free(struct fixture *fx)
+{
+	unlink(fx->path);
+	spt_arena_fini(&fx->arena);
+	free(fx->evs);
+	free(fx->ends);
+	free(fx->bytes);
+}
+
+/* Events in the file when it is cut after `bytes` bytes (whole chunks only). */
+static uint64_t events_before(const struct fixture *fx, uint64_t bytes)
+{
+	uint64_t e = 0;
+	for (size_t i = 0; i < fx->n_ends; i++)
+		if (fx->ends[i].bytes <= bytes)
+			e = fx->ends[i].events;
+	return e;
+}
+
+/* Index of the chunk holding byte off, or -1 outside the chunks. */
+static long chunk_at(const struct fixture *fx, uint64_t off)
+{
+	uint64_t start = fx->header_end;
+	for (size_t i = 0; i < fx->n_ends; i++) {
+		if (off >= start && off < fx->ends[i].bytes)
+			return (long)i;
+		start = fx->ends[i].bytes;
+	}
+	return -1;
+}
+
+/*
+ * Opens path and reads every event, checking each against fx->evs. Returns the number read,
+ * or -1 when open failed (diag in d); *mismatch counts events that differ.
+ */
+static long read_all(const struct fixture *fx, const char *path, struct spt_trace_info *info,
+		     struct spt_diag *d, size_t *mismatch)
+{
+	struct spt_reader *r;
+	*mismatch = 0;
+	d->msg[0] = 0;
+	int rc = spt_reader_open(path, &r, d);
+	if (rc)
+		return rc < 0 ? -1 : -2;
+	long n = 0;
+	const struct spt_event *ev;
+	while ((rc = spt_reader_next(r, &ev)) == 1) {
+		if ((size_t)n >= fx->n_evs || !event_eq(ev, &fx->evs[n]))
+			(*mismatch)++;
+		n++;
+	}
+	if (rc < 0)
+		(*mismatch)++;
+	if (info)
+		*info = *spt_reader_info(r);
+	spt_reader_close(r);
+	return n;
+}
+
+/* ---- tests ---- */
+
+static spt_val *exotic_value(struct spt_arena *a);
+
+static void test_round_trip(void)
+{
+	struct fixture fx;
+	CHECK(fixture_write(&fx, "rt.spt", 1, 5000, 4096, 0, true, FINISH_CLOSE));
+	CHECKF(fx.n_ends > 20, "%zu chunks", fx.n_ends);
+
+	struct spt_reader *r;
+	struct spt_diag d = { "" };
+	int rc = spt_reader_open(fx.path, &r, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (rc) {
+		fixture_free(&fx);
+		return;
+	}
+	const struct spt_header *h = spt_reader_header(r);
+	struct spt_header want;
+	gen_header(&fx.g, &want);
+	CHECK(str_eq(h->system, want.system));
+	CHECK(str_eq(h->system_version, want.system_version));
+	CHECK(h->n_nodes == want.n_nodes);
+	for (size_t i = 0; i < h->n_nodes && i < want.n_nodes; i++)
+		CHECK(str_eq(h->nodes[i], want.nodes[i]));
+	CHECK(str_eq(h->capture_method, want.capture_method));
+	CHECK(str_eq(h->scenario, want.scenario));
+	CHECK(h->has_seed && h->seed == want.seed);
+	CHECK(h->clock_realtime_ns == want.clock_realtime_ns);
+	CHECK(h->clock_monotonic_ns == want.clock_monotonic_ns);
+	CHECK(str_eq(h->command_line, want.command_line));
+	CHECK(h->format_version == SPT_FORMAT_VERSION);
+	CHECK(h->writer && strncmp(h->writer, "spectap", 7) == 0);
+	CHECK(h->extra == NULL);
+
+	const struct spt_trace_info *info = spt_reader_info(r);
+	CHECK(info->indexed);
+	CHECK(!info->recovered);
+	CHECK(!info->damaged);
+	CHECK(info->events == 5000);
+	CHECK(info->lost == fx.lost);
+	CHECK(info->chunks == fx.n_ends);
+	CHECK(info->file_bytes == fx.size);
+	CHECK(info->data_bytes == fx.data_end);
+
+	const struct spt_loss *ls;
+	size_t nl = spt_reader_losses(r, &ls);
+	CHECKF(nl == fx.n_losses, "%zu losses, wrote %zu", nl, fx.n_losses);
+	for (size_t i = 0; i < nl && i < fx.n_losses; i++) {
+		CHECK(str_eq(ls[i].node, fx.losses[i].node));
+		CHECK(str_eq(ls[i].source, fx.losses[i].source));
+		CHECK(ls[i].count == fx.losses[i].count);
+		CHECK(ls[i].first_seq == fx.losses[i].first_seq);
+		CHECK(ls[i].last_seq == fx.losses[i].last_seq);
+	}
+
+	const struct spt_event *ev;
+	size_t n = 0, bad = 0;
+	while ((rc = spt_reader_next(r, &ev)) == 1) {
+		if (n >= fx.n_evs || !event_eq(ev, &fx.evs[n])) {
+			if (bad++ < 3)
+				fprintf(stderr, "round trip: event %zu differs\n", n);
+		}
+		n++;
+	}
+	CHECK(rc == 0);
+	CHECKF(n == 5000, "read %zu events", n);
+	CHECKF(bad == 0, "%zu events differ", bad);
+	CHECK(spt_reader_next(r, &ev) == 0); /* stays at the end */
+	CHECK(spt_reader_tell(r) == 5000);
+	spt_reader_close(r);
+
+	/* The same file read by scanning (footer cut off) gives the same losses. */
+	char cut[160];
+	tmp_path(cut, sizeof(cut), "rt-cut.spt");
+	CHECK(spill(cut, fx.bytes, (size_t)fx.data_end));
+	rc = spt_reader_open(cut, &r, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (!rc) {
+		CHECK(spt_reader_info(r)->recovered);
+		CHECK(spt_reader_info(r)->lost == fx.lost);
+		CHECK(spt_reader_losses(r, &ls) == fx.n_losses);
+		spt_reader_close(r);
+	}
+	unlink(cut);
+	fixture_free(&fx);
+}
+
+static void check_seek_at(struct spt_reader *r, const struct fixture *fx, uint64_t n)
+{
+	int rc = spt_reader_seek_event(r, n);
+	CHECKF(rc == 0, "seek_event(%llu) = %d", (unsigned long long)n, rc);
+	CHECKF(spt_reader_tell(r) == n, "tell %llu after seek to %llu",
+	       (unsigned long long)spt_reader_tell(r), (unsigned long long)n);
+	const struct spt_event *ev;
+	rc = spt_reader_next(r, &ev);
+	if (n == fx->n_evs) {
+		CHECKF(rc == 0, "next at the end = %d", rc);
+		return;
+	}
+	CHECKF(rc == 1 && event_eq(ev, &fx->evs[n]), "event %llu after seek",
+	       (unsigned long long)n);
+	CHECK(spt_reader_tell(r) == n + 1);
+}
+
+static void seek_checks(const struct fixture *fx, const char *path)
+{
+	struct spt_reader *r;
+	struct spt_diag d = { "" };
+	int rc = spt_reader_open(path, &r, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (rc)
+		return;
+	CHECK(spt_reader_tell(r) == 0);
+	uint64_t n = fx->n_evs;
+	check_seek_at(r, fx, 0);
+	check_seek_at(r, fx, n - 1);
+	check_seek_at(r, fx, n);
+	check_seek_at(r, fx, 0);
+	for (size_t i = 0; i < fx->n_ends; i++) {
+		uint64_t e = fx->ends[i].events;
+		if (e > 0)
+			check_seek_at(r, fx, e - 1);
+		check_seek_at(r, fx, e);
+		if (e + 1 <= n)
+			check_seek_at(r, fx, e + 1 > n ? n : e + 1);
+	}
+	struct gen rng;
+	gen_init(&rng, 99);
+	for (int i = 0; i < 300; i++)
+		check_seek_at(r, fx, gen_rand(&rng) % (n + 1));
+	/* Out of range: an error, and the reader still works. */
+	CHECK(spt_reader_seek_event(r, n + 1) < 0);
+	check_seek_at(r, fx, 7);
+
+	/* seek_time: to each event's ts and just past it. */
+	for (int i = 0; i < 200; i++) {
+		uint64_t k = gen_rand(&rng) % n;
+		uint64_t ts = fx->evs[k].ts_ns + (i & 1);
+		uint64_t want = 0;
+		while (want < n && fx->evs[want].ts_ns < ts)
+			want++;
+		CHECK(spt_reader_seek_time(r, ts) == 0);
+		CHECKF(spt_reader_tell(r) == want, "seek_time: tell %llu, want %llu",
+		       (unsigned long long)spt_reader_tell(r), (unsigned long long)want);
+		const struct spt_event *ev;
+		rc = spt_reader_next(r, &ev);
+		if (want == n)
+			CHECK(rc == 0);
+		else
+			CHECK(rc == 1 && event_eq(ev, &fx->evs[want]));
+	}
+	CHECK(spt_reader_seek_time(r, 0) == 0);
+	CHECK(spt_reader_tell(r) == 0);
+	CHECK(spt_reader_seek_time(r, fx->evs[n - 1].ts_ns + 1) == 0);
+	CHECK(spt_reader_tell(r) == n);
+	const struct spt_event *ev;
+	CHECK(spt_reader_next(r, &ev) == 0);
+	spt_reader_close(r);
+}
+
+static void test_seek(void)
+{
+	struct fixture fx;
+	CHECK(fixture_write(&fx, "seek.spt", 2, 5000, 4096, 0, true, FINISH_CLOSE));
+	seek_checks(&fx, fx.path);
+	/* The same by scanning, without the index. */
+	char cut[160];
+	tmp_path(cut, sizeof(cut), "seek-cut.spt");
+	CHECK(spill(cut, fx.bytes, (size_t)fx.data_end));
+	seek_checks(&fx, cut);
+	unlink(cut);
+	fixture_free(&fx);
+}
+
+static void test_no_index(void)
+{
+	struct fixture fx;
+	CHECK(fixture_write(&fx, "abandon.spt", 3, 3000, 4096, 250, true, FINISH_ABANDON));
+	CHECK(fx.size == fx.data_end);
+	struct spt_trace_info info;
+	struct spt_diag d;
+	size_t bad;
+	long n = read_all(&fx, fx.path, &info, &d, &bad);
+	CHECKF(n == 3000, "read %ld: %s", n, d.msg);
+	CHECK(bad == 0);
+	CHECK(info.recovered);
+	CHECK(!info.indexed);
+	CHECK(!info.damaged);
+	CHECK(info.events == 3000);
+	CHECK(info.lost == fx.lost);
+	fixture_free(&fx);
+
+	/* A closed file whose footer is cut off: the scan finds the index frame and stops there. */
+	CHECK(fixture_write(&fx, "nofooter.spt", 4, 1000, 4096, 0, false, FINISH_CLOSE));
+	char cut[160];
+	tmp_path(cut, sizeof(cut), "nofooter-cut.spt");
+	CHECK(spill(cut, fx.bytes, fx.size - 24));
+	n = read_all(&fx, cut, &info, &d, &bad);
+	CHECKF(n == 1000, "read %ld: %s", n, d.msg);
+	CHECK(bad == 0);
+	CHECK(info.recovered && !info.indexed);
+	CHECK(!info.damaged);
+	unlink(cut);
+	fixture_free(&fx);
+}
+
+/*
+ * The small trace of the every-byte tests: ~20 chunks in ~16 KB. Each cut or flip reads the file
+ * again, so its size squared bounds the time these tests take under the sanitizers.
+ */
+#define SMALL_EVENTS 160
+#define SMALL_CHUNK 1536
+
+static void test_truncate_every_byte(void)
+{
+	struct fixture fx;
+	CHECK(fixture_write(&fx, "trunc.spt", 5, SMALL_EVENTS, SMALL_CHUNK, 0, true, FINISH_CLOSE));
+	CHECKF(fx.n_ends >= 10, "%zu chunks", fx.n_ends);
+	if (getenv("SPT_TEST_TIMES"))
+		fprintf(stderr, "    (%zu bytes, %zu chunks, header %llu)\n", fx.size, fx.n_ends, (unsigned long long)fx.header_end);
+	char cut[160];
+	tmp_path(cut, sizeof(cut), "trunc-cut.spt");
+	CHECK(spill(cut, fx.bytes, fx.size));
+	int fd = open(cut, O_WRONLY);
+	CHECK(fd >= 0);
+	size_t failures = 0;
+	/* From the whole file down to nothing, cutting one more byte each time. */
+	for (size_t c = fx.size + 1; c-- > 0;) {
+		if (ftruncate(fd, (off_t)c)) {
+			CHECK(!"ftruncate");
+			break;
+		}
+		struct spt_trace_info info;
+		struct spt_diag d;
+		size_t bad;
+		long n = read_all(&fx, cut, &info, &d, &bad);
+		bool ok;
+		if (c < fx.header_end) {
+			ok = n == -1 && d.msg[0];
+		} else {
+			uint64_t want = c >= fx.data_end ? fx.n_evs : events_before(&fx, c);
+			ok = n == (long)want && bad == 0 && info.events == want &&
+			     info.indexed == (c == fx.size) && info.recovered == (c != fx.size);
+		}
+		if (!ok && failures++ < 5)
+			fprintf(stderr, "cut at %zu of %zu: read %ld, %zu bad (%s)\n", c, fx.size, n,
+				bad, d.msg);
+	}
+	CHECKF(failures == 0, "%zu cuts misread", failures);
+	close(fd);
+	unlink(cut);
+	fixture_free(&fx);
+}
+
+/* Whether a frame damaged by a flip still decodes to the very same bytes (zstd can't tell). */
+static bool frame_same_content(const uint8_t *orig, const uint8_t *flipped, size_t len)
+{
+	size_t cap = 1 << 20;
+	char *a = malloc(cap), *b = malloc(cap);
+	size_t na = ZSTD_decompress(a, cap, orig, len);
+	size_t nb = ZSTD_decompress(b, cap, flipped, len);
+	bool same = !ZSTD_isError(na) && !ZSTD_isError(nb) && na == nb && !memcmp(a, b, na);
+	free(a);
+	free(b);
+	return same;
+}
+
+static void test_bit_flips(void)
+{
+	struct fixture fx;
+	CHECK(fixture_write(&fx, "flip.spt", 6, SMALL_EVENTS, SMALL_CHUNK, 0, true, FINISH_CLOSE));
+	char bad_path[160];
+	tmp_path(bad_path, sizeof(bad_path), "flip-bad.spt");
+	uint8_t *copy = malloc(fx.size);
+	memcpy(copy, fx.bytes, fx.size);
+	CHECK(spill(bad_path, fx.bytes, fx.size));
+	int fd = open(bad_path, O_WRONLY);
+	CHECK(fd >= 0);
+	struct gen rng;
+	gen_init(&rng, 7);
+	size_t failures = 0, same_content = 0;
+	for (size_t off = 0; off < fx.size; off++) {
+		if (off)
+			copy[off - 1] = fx.bytes[off - 1];
+		copy[off] ^= (uint8_t)(1u << gen_below(&rng, 8));
+		/* Repair the previous byte and flip this one. */
+		size_t from = off ? off - 1 : 0;
+		if (pwrite(fd, copy + from, off + 1 - from, (off_t)from) != (ssize_t)(off + 1 - from)) {
+			CHECK(!"pwrite");
+			break;
+		}
+		struct spt_trace_info info;
+		struct spt_diag d;
+		size_t bad;
+		long n = read_all(&fx, bad_path, &info, &d, &bad);
+		long k = chunk_at(&fx, off);
+		bool ok;
+		if (n == -1) {
+			ok = off < fx.header_end && d.msg[0];
+		} else if (off < fx.header_end) {
+			ok = false; /* a damaged magic or header frame must not open */
+		} else if (k >= 0) {
+			uint64_t start = k ? fx.ends[k - 1].bytes : fx.header_end;
+			uint64_t before = k ? fx.ends[k - 1].events : 0;
+			ok = bad == 0 && (uint64_t)n == before;
+			if (!ok && bad == 0 && (uint64_t)n == fx.n_evs &&
+			    frame_same_content(fx.bytes + start, copy + start,
+					       fx.ends[k].bytes - start)) {
+				ok = true;
+				same_content++;
+				if (getenv("FLIPDBG"))
+					fprintf(stderr, "same content: off %zu, frame start %llu, len %llu, byte %02x->%02x\n", off, (unsigned long long)start, (unsigned long long)(fx.ends[k].bytes - start), fx.bytes[off], copy[off]);
+			}
+		} else {
+			ok = bad == 0 && (size_t)n == fx.n_evs; /* index or footer */
+		}
+		if (n > (long)fx.n_evs)
+			ok = false;
+		if (!ok && failures++ < 5)
+			fprintf(stderr, "flip at %zu (chunk %ld): read %ld, %zu bad (%s)\n", off, k, n,
+				bad, d.msg);
+	}
+	CHECKF(failures == 0, "%zu flips misread", failures);
+	if (same_content)
+		printf("  (%zu flips left a frame's content intact)\n", same_content);
+	close(fd);
+	free(copy);
+	unlink(bad_path);
+	fixture_free(&fx);
+}
+
+static void test_crash(void)
+{
+	char path[160];
+	tmp_path(path, sizeof(path), "crash.spt");
+	unlink(path);
+	const uint64_t seed = 11;
+	const int every = 40;
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		struct gen g;
+		gen_init(&g, seed);
+		struct spt_header h;
+		gen_header(&g, &h);
+		struct spt_writer_opts o = { .sz = sizeof(o), .chunk_bytes = 64u << 20 };
+		struct spt_writer *w;
+		if (spt_writer_open(path, &h, &o, &w, NULL))
+			_exit(2);
+		struct spt_arena a;
+		spt_arena_init(&a);
+		for (uint64_t i = 0; i < 10000000; i++) {
+			struct spt_event ev;
+			spt_arena_reset(&a);
+			if (!gen_next(&g, &a, &ev) || spt_writer_append(w, &ev))
+				_exit(3);
+			if ((i + 1) % (uint64_t)every == 0) {
+				if (spt_writer_flush(w))
+					_exit(4);
+				uint64_t n = spt_writer_events(w);
+				if (write(fds[1], &n, sizeof(n)) != sizeof(n))
+					_exit(5);
+			}
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	CHECK(pid > 0);
+	uint64_t flushed = 0, got;
+	int reports = 0;
+	while (reports < 25 && read(fds[0], &got, sizeof(got)) == sizeof(got)) {
+		flushed = got;
+		reports++;
+	}
+	/* Kill it somewhere in the middle of the next chunk or its write. */
+	struct timespec ts = { 0, 300000 };
+	nanosleep(&ts, NULL);
+	kill(pid, SIGKILL);
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	while (read(fds[0], &got, sizeof(got)) == sizeof(got))
+		flushed = got; /* reports written before the kill */
+	close(fds[0]);
+	CHECK(reports == 25 && flushed >= 25u * (unsigned)every);
+
+	struct spt_reader *r;
+	struct spt_diag d = { "" };
+	int rc = spt_reader_open(path, &r, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (!rc) {
+		const struct spt_trace_info *info = spt_reader_info(r);
+		CHECK(info->recovered && !info->indexed);
+		CHECKF(info->events >= flushed, "%llu events, %llu flushed",
+		       (unsigned long long)info->events, (unsigned long long)flushed);
+		struct gen g;
+		gen_init(&g, seed);
+		struct spt_arena a;
+		spt_arena_init(&a);
+		const struct spt_event *ev;
+		uint64_t n = 0, bad = 0;
+		while ((rc = spt_reader_next(r, &ev)) == 1) {
+			struct spt_event want;
+			spt_arena_reset(&a);
+			if (!gen_next(&g, &a, &want) || !event_eq(ev, &want))
+				bad++;
+			n++;
+		}
+		CHECK(rc == 0);
+		CHECK(bad == 0);
+		CHECKF(n >= flushed && n == info->events, "read %llu, flushed %llu",
+		       (unsigned long long)n, (unsigned long long)flushed);
+		CHECK(n % (uint64_t)every == 0);
+		spt_arena_fini(&a);
+		spt_reader_close(r);
+	}
+	unlink(path);
+}
+
+/* Empty strings, values of every kind, clocks going backwards and extreme numbers. */
+static void test_odd_events(void)
+{
+	char path[160];
+	tmp_path(path, sizeof(path), "odd.spt");
+	struct spt_arena a;
+	spt_arena_init(&a);
+	struct spt_header h = { .system = "", .nodes = NULL, .n_nodes = 0 };
+	h.extra = exotic_value(&a);
+	struct spt_event evs[6];
+	static const char *const names[] = { "", "vote", "x" };
+	spt_val *vals[3] = { spt_cstr(&a, ""), spt_cstr(&a, ""), exotic_value(&a) };
+	spt_val *state = spt_rec(&a, names, vals, 3);
+	struct spt_msg msg = { 0, SPT_MSG_RECV, "", "", "", spt_empty_fun(&a, SPT_REC) };
+	memset(evs, 0, sizeof(evs));
+	evs[0] = (struct spt_event){ "", "", 0, 0, 0, 0, "", NULL, NULL, NULL, NULL };
+	evs[1] = (struct spt_event){ "n", "s", UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX, "k",
+				     exotic_value(&a), state, &msg, spt_empty_fun(&a, SPT_REC) };
+	evs[2] = (struct spt_event){ "n", "s", 1, 5, 1, 0, "k", NULL, state, NULL, NULL };
+	evs[3] = (struct spt_event){ "n", "s", 2, 3, 0, 0, "k", NULL, NULL, NULL, state };
+	evs[4] = (struct spt_event){ "n", "s", 2, 3, 0, 0, "k", NULL, exotic_value(&a), NULL, NULL };
+	evs[5] = (struct spt_event){ "", "", 0, 0, 0, 0, "", NULL, state, &msg, NULL };
+	struct spt_writer *w;
+	struct spt_diag d = { "" };
+	struct spt_writer_opts o = { .sz = sizeof(o), .overwrite = true };
+	int rc = spt_writer_open(path, &h, &o, &w, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (rc) {
+		spt_arena_fini(&a);
+		return;
+	}
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < 6; i++)
+			CHECK(spt_writer_append(w, &evs[i]) == 0);
+		CHECK(spt_writer_flush(w) == 0);
+	}
+	CHECK(spt_writer_close(w, &d) == 0);
+
+	struct spt_reader *r;
+	rc = spt_reader_open(path, &r, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (!rc) {
+		CHECK(spt_value_eq(spt_reader_header(r)->extra, h.extra));
+		CHECK(str_eq(spt_reader_header(r)->system, ""));
+		const struct spt_event *ev;
+		size_t n = 0;
+		while ((rc = spt_reader_next(r, &ev)) == 1) {
+			CHECKF(n < 12 && event_eq(ev, &evs[n % 6]), "odd event %zu", n);
+			n++;
+		}
+		CHECK(rc == 0 && n == 12);
+		spt_reader_close(r);
+	}
+	unlink(path);
+	spt_arena_fini(&a);
+}
+
+static void test_errors(void)
+{
+	char path[160];
+	struct spt_diag d = { "" };
+	struct spt_reader *r = NULL;
+	struct spt_writer *w = NULL;
+	struct gen g;
+	gen_init(&g, 1);
+	struct spt_header h;
+	gen_header(&g, &h);
+
+	/* The writer refuses to replace a file unless told to. */
+	tmp_path(path, sizeof(path), "exists.spt");
+	CHECK(spill(path, "hello", 5));
+	int rc = spt_writer_open(path, &h, NULL, &w, &d);
+	CHECK(rc == -EEXIST);
+	CHECK(strstr(d.msg, "exists.spt") != NULL);
+	size_t len;
+	uint8_t *p = slurp(path, &len);
+	CHECK(p && len == 5 && !memcmp(p, "hello", 5)); /* untouched */
+	free(p);
+	struct spt_writer_opts o = { .sz = sizeof(o), .overwrite = true };
+	rc = spt_writer_open(path, &h, &o, &w, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (!rc) {
+		CHECK(spt_writer_close(w, &d) == 0);
+		rc = spt_reader_open(path, &r, &d);
+		CHECK(rc == 0 && spt_reader_info(r)->events == 0 && spt_reader_info(r)->indexed);
+		const struct spt_event *ev;
+		if (!rc)
+			CHECK(spt_reader_next(r, &ev) == 0);
+		spt_reader_close(r);
+	}
+	unlink(path);
+
+	/* Missing file. */
+	tmp_path(path, sizeof(path), "missing.spt");
+	d.msg[0] = 0;
+	rc = spt_reader_open(path, &r, &d);
+	CHECK(rc == -ENOENT);
+	CHECK(strstr(d.msg, "missing.spt") && strstr(d.msg, "No such file"));
+
+	/* Empty file. */
+	tmp_path(path, sizeof(path), "empty.spt");
+	CHECK(spill(path, "", 0));
+	d.msg[0] = 0;
+	rc = spt_reader_open(path, &r, &d);
+	CHECK(rc < 0);
+	CHECKF(strstr(d.msg, "not a spectap trace") != NULL, "%s", d.msg);
+	unlink(path);
+
+	/* A plain zstd file. */
+	tmp_path(path, sizeof(path), "plain.zst");
+	const char text[] = "{\"not\": \"a trace\", \"padding\": \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n";
+	char z[256];
+	size_t zn = ZSTD_compress(z, sizeof(z), text, sizeof(text) - 1, 3);
+	CHECK(!ZSTD_isError(zn));
+	CHECK(spill(path, z, zn));
+	d.msg[0] = 0;
+	rc = spt_reader_open(path, &r, &d);
+	CHECK(rc == -EBADMSG);
+	CHECKF(strstr(d.msg, "not a spectap trace") != NULL, "%s", d.msg);
+	unlink(path);
+
+	/* A directory. */
+	d.msg[0] = 0;
+	rc = spt_reader_open(tmpdir, &r, &d);
+	CHECK(rc < 0 && d.msg[0]);
+
+	/* The writer cannot create a file in a missing directory. */
+	tmp_path(path, sizeof(path), "no/such/dir.spt");
+	d.msg[0] = 0;
+	rc = spt_writer_open(path, &h, NULL, &w, &d);
+	CHECK(rc == -ENOENT && d.msg[0]);
+}
+
+/* ---- fuzz seeds: SPT_FUZZ_SEEDS=dir writes small traces for tests/fuzz/fuzz_reader ---- */
+
+/* Values of every kind, for the seeds to reach every decoder path. */
+static spt_val *exotic_value(struct spt_arena *a)
+{
+	spt_val *ints[3] = { spt_int(a, -5), spt_int(a, 7), spt_int(a, 1LL << 40) };
+	spt_val *keys[2] = { spt_int(a, 2), spt_int(a, 5) };
+	spt_val *vals[2] = { spt_cstr(a, "two"), spt_bool(a, false) };
+	static const char *const names[] = { "set", "fun", "model", "num", "empty_set", "empty_fun",
+					     "empty_rec" };
+	spt_val *v[7];
+	v[0] = spt_set(a, ints, 3);
+	v[1] = spt_fun(a, keys, vals, 2, NULL);
+	v[2] = spt_model(a, "Nil");
+	v[3] = spt_number_text(a, "1.5", 3);
+	v[4] = spt_set(a, NULL, 0);
+	v[5] = spt_empty_fun(a, SPT_FUN);
+	v[6] = spt_empty_fun(a, SPT_REC);
+	return spt_rec(a, names, v, 7);
+}
+
+/* The file as "SPTF" segments: every zstd data frame's content, u16 length first. */
+static bool write_segments(const char *spt, const char *out)
+{
+	size_t len;
+	uint8_t *p = slurp(spt, &len);
+	FILE *f = fopen(out, "wb");
+	if (!p || !f || len < 20) {
+		free(p);
+		if (f)
+			fclose(f);
+		return false;
+	}
+	fwrite("SPTF", 1, 4, f);
+	bool ok = true;
+	for (size_t off = 20; off < len && ok;) {
+		size_t fl = ZSTD_findFrameCompressedSize(p + off, len - off);
+		if (ZSTD_isError(fl))
+			break;
+		unsigned long long n = ZSTD_getFrameContentSize(p + off, fl);
+		if (n != ZSTD_CONTENTSIZE_UNKNOWN && n != ZSTD_CONTENTSIZE_ERROR && n < 65536) {
+			char *c = malloc(n + 1);
+			size_t got = ZSTD_decompress(c, n, p + off, fl);
+			ok = !ZSTD_isError(got) && got == n;
+			uint8_t hdr[2] = { (uint8_t)n, (uint8_t)(n >> 8) };
+			ok = ok && fwrite(hdr, 1, 2, f) == 2 && fwrite(c, 1, n, f) == n;
+			free(c);
+		}
+		off += fl;
+	}
+	free(p);
+	return fclose(f) == 0 && ok;
+}
+
+static bool write_seed(const char *dir, const char *name, uint64_t seed, size_t n, size_t every,
+		       bool close_it)
+{
+	char path[512], seg[520];
+	snprintf(path, sizeof(path), "%s/%s.spt", dir, name);
+	snprintf(seg, sizeof(seg), "%s/%s.sptf", dir, name);
+	struct gen g;
+	gen_init_nodes(&g, seed, 3);
+	struct spt_arena a;
+	spt_arena_init(&a);
+	struct spt_header h;
+	gen_header(&g, &h);
+	h.extra = exotic_value(&a);
+	struct spt_writer_opts o = { .sz = sizeof(o), .overwrite = true, .level = 19 };
+	struct spt_writer *w;
+	struct spt_diag d = { "" };
+	if (spt_writer_open(path, &h, &o, &w, &d)) {
+		fprintf(stderr, "%s\n", d.msg);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct spt_event ev;
+		if (!gen_next(&g, &a, &ev))
+			return false;
+		if (i == 3)
+			ev.args = exotic_value(&a);
+		spt_writer_append(w, &ev);
+		if (i == 5) {
+			struct spt_loss l = { "2", "bpf", 4, 10, 13 };
+			spt_writer_add_loss(w, &l);
+		}
+		if ((i + 1) % every == 0)
+			spt_writer_flush(w);
+	}
+	if (close_it) {
+		if (spt_writer_close(w, &d))
+			return false;
+	} else {
+		spt_writer_flush(w);
+		spt_writer_abandon(w);
+	}
+	spt_arena_fini(&a);
+	return write_segments(path, seg);
+}
+
+static int write_fuzz_seeds(const char *dir)
+{
+	bool ok = write_seed(dir, "closed", 21, 14, 5, true) &&
+		  write_seed(dir, "crashed", 22, 10, 4, false);
+	fprintf(stderr, "fuzz seeds %s in %s\n", ok ? "written" : "NOT written", dir);
+	return ok ? 0 : 1;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* SPT_TEST_TIMES=1 prints how long each test took. */
+#define TIMED(stmt)                                                                                \
+	do {                                                                                       \
+		double t0_ = now_s();                                                              \
+		stmt;                                                                              \
+		if (getenv("SPT_TEST_TIMES"))                                                      \
+			fprintf(stderr, "    (%.1f s)\n", now_s() - t0_);                            \
+	} while (0)
+
+int main(void)
+{
+	if (getenv("SPT_FUZZ_SEEDS"))
+		return write_fuzz_seeds(getenv("SPT_FUZZ_SEEDS"));
+	strcpy(tmpdir, "/tmp/spectap-test-trace-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	TIMED(RUN(test_round_trip));
+	TIMED(RUN(test_seek));
+	TIMED(RUN(test_no_index));
+	TIMED(RUN(test_truncate_every_byte));
+	TIMED(RUN(test_bit_flips));
+	TIMED(RUN(test_crash));
+	TIMED(RUN(test_odd_events));
+	TIMED(RUN(test_errors));
+	rmdir(tmpdir);
+	TEST_MAIN_END("test_trace");
+}
