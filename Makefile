@@ -65,7 +65,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libspectap.a $(
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_C) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CLANG) $(CPPFLAGS) -std=c11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	$(CLANG) $(CPPFLAGS) -std=c11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $< $(LIB_SRC) $(GEN_C) $(LIBS)
 
 $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
@@ -92,6 +92,7 @@ fuzz: $(FUZZ_BIN)
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh $${FUZZ_SECONDS:-600}
 
 test: deps
+	@rm -rf $(BUILD)/test-results
 	@$(MAKE) --no-print-directory clang-check
 	@$(MAKE) --no-print-directory all unit cli fuzz-smoke
 	@sh tests/summary.sh $(BUILD)

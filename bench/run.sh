@@ -36,3 +36,20 @@ printf '  read   %10.0f events/s  (target >= 1000000: %s; open + full decode)\n'
 	"$r" "$(verdict "$r" 1000000)"
 printf '  size   %10.2f bytes/event\n' "$b"
 printf '  (generating the events: %.0f events/s, not counted above)\n' "$g"
+
+# Size on the real etcd corpus: .spt vs its NDJSON and vs zstd -3 of that NDJSON.
+corpus=${SPECTAP_CORPUS:-../shared/corpora/etcd-raft-example/example.ndjson}
+if [ -f "$corpus" ]; then
+	tmp=$(mktemp -d)
+	"$build/spectap" import --from etcd-ndjson "$corpus" -o "$tmp/c.spt" >/dev/null
+	n=$("$build/spectap" stat --json "$tmp/c.spt" | sed 's/.*"events":\([0-9]*\).*/\1/')
+	spt=$(wc -c <"$tmp/c.spt")
+	raw=$(wc -c <"$corpus")
+	z3=$(zstd -3 -c "$corpus" | wc -c)
+	echo "etcd corpus: $n events"
+	awk -v s="$spt" -v r="$raw" -v z="$z3" -v n="$n" 'BEGIN {
+		printf "  .spt        %8d bytes  %6.2f bytes/event  (1/%.1f of the NDJSON; target <= 1/10)\n", s, s / n, r / s
+		printf "  zstd -3     %8d bytes  %6.2f bytes/event  (.spt is %.0f%% of it; target <= 100%%)\n", z, z / n, 100 * s / z
+		printf "  NDJSON      %8d bytes  %6.2f bytes/event\n", r, r / n }'
+	rm -rf "$tmp"
+fi

@@ -10,15 +10,14 @@
 struct spt_arena_block {
 	struct spt_arena_block *next;
 	size_t size; /* usable bytes after the header */
-	size_t off;
 	_Alignas(16) unsigned char data[];
 };
 
 void spt_arena_init(struct spt_arena *a)
 {
+	a->cur = a->end = NULL;
 	a->head = NULL;
 	a->spare = NULL;
-	a->used = 0;
 }
 
 static void free_chain(struct spt_arena_block *b)
@@ -43,11 +42,10 @@ void spt_arena_reset(struct spt_arena *a)
 	while (a->head) {
 		struct spt_arena_block *b = a->head;
 		a->head = b->next;
-		b->off = 0;
 		b->next = a->spare;
 		a->spare = b;
 	}
-	a->used = 0;
+	a->cur = a->end = NULL;
 }
 
 static struct spt_arena_block *take_block(struct spt_arena *a, size_t need)
@@ -66,27 +64,25 @@ static struct spt_arena_block *take_block(struct spt_arena *a, size_t need)
 	if (!b)
 		return NULL;
 	b->size = size;
-	b->off = 0;
 	return b;
 }
 
-void *spt_arena_alloc(struct spt_arena *a, size_t size)
+void *spt_arena_alloc_slow(struct spt_arena *a, size_t size)
 {
 	size_t need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
 	if (need < size)
 		return NULL;
-	struct spt_arena_block *b = a->head;
-	if (!b || b->size - b->off < need) {
-		b = take_block(a, need);
-		if (!b)
-			return NULL;
-		b->next = a->head;
-		a->head = b;
-	}
-	void *p = b->data + b->off;
-	b->off += need;
-	a->used += need;
-	return p;
+	struct spt_arena_block *b = take_block(a, need);
+	if (!b)
+		return NULL;
+	b->next = a->head;
+	a->head = b;
+	if (need > ARENA_BLOCK_MIN / 4)
+		return b->data; /* a big one gets a block of its own; keep filling the current one */
+	/* The rest of the new block serves the next allocations; the old block's tail is given up. */
+	a->cur = (char *)b->data + need;
+	a->end = (char *)b->data + b->size;
+	return b->data;
 }
 
 void *spt_arena_memdup(struct spt_arena *a, const void *p, size_t size)

@@ -176,6 +176,13 @@ static void val_field(struct spt_buf *b, const char *k, spt_val *v)
 	spt_json_write(b, v, SPT_JSON_TAGGED, NULL);
 }
 
+/* args, state, meta and message fields: an empty record is the same as none. */
+static void rec_field(struct spt_buf *b, const char *k, spt_val *v)
+{
+	if (v && v->n)
+		val_field(b, k, v);
+}
+
 static int json_export_begin(struct spt_export *ex, struct spt_buf *b)
 {
 	const struct spt_header *h = export_header(ex);
@@ -215,8 +222,8 @@ static int json_export_event(struct spt_export *ex, const struct spt_event *ev, 
 	if (ev->tid)
 		u64_field(b, "tid", ev->tid);
 	str_field(b, "kind", ev->kind);
-	val_field(b, "state", ev->state);
-	val_field(b, "args", ev->args);
+	rec_field(b, "state", ev->state);
+	rec_field(b, "args", ev->args);
 	if (ev->msg) {
 		key(b, "msg", true);
 		spt_buf_printf(b, "{\"id\":%" PRIu64 ",\"dir\":\"%s\"", ev->msg->id,
@@ -224,10 +231,10 @@ static int json_export_event(struct spt_export *ex, const struct spt_event *ev, 
 		str_field(b, "from", ev->msg->from);
 		str_field(b, "to", ev->msg->to);
 		str_field(b, "type", ev->msg->type);
-		val_field(b, "fields", ev->msg->fields);
+		rec_field(b, "fields", ev->msg->fields);
 		spt_buf_putc(b, '}');
 	}
-	val_field(b, "meta", ev->meta);
+	rec_field(b, "meta", ev->meta);
 	spt_buf_puts(b, "}}\n");
 	return 0;
 }

@@ -129,15 +129,13 @@ static bool enc_grow(struct encoder *e)
 	return true;
 }
 
-uint32_t enc_string(struct encoder *e, const char *s, size_t len)
+/* h: spt_str_hash of the bytes (string values carry it already). */
+static uint32_t enc_string_hashed(struct encoder *e, const char *s, size_t len, uint64_t h)
 {
-	if (!s)
-		s = "";
 	if ((e->count + 1) * 2 > e->cap && !enc_grow(e)) {
 		e->oom = true;
 		return 0;
 	}
-	uint64_t h = spt_hash_bytes(s, len, 0x5eed);
 	uint32_t j = (uint32_t)h & (e->cap - 1);
 	while (e->slots[j].id_plus1) {
 		struct intern_slot *sl = &e->slots[j];
@@ -162,6 +160,19 @@ uint32_t enc_string(struct encoder *e, const char *s, size_t len)
 	ent.str = &def;
 	codec_put_entry(e->out, &ent);
 	return id;
+}
+
+uint32_t enc_string(struct encoder *e, const char *s, size_t len)
+{
+	if (!s)
+		s = "";
+	return enc_string_hashed(e, s, len, spt_str_hash(s, len));
+}
+
+/* A string value's bytes, with the hash it carries. */
+static uint32_t enc_strval(struct encoder *e, spt_val *v)
+{
+	return enc_string_hashed(e, v->u.s, v->n, v->hash);
 }
 
 static uint32_t enc_cstr(struct encoder *e, const char *s) { return enc_string(e, s, s ? strlen(s) : 0); }
@@ -216,7 +227,7 @@ static Spectap__Trace__Fields *enc_rec(struct encoder *e, spt_val *rec)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		spt_val *k = rec->u.fn.keys[i];
-		f->key[i] = enc_string(e, k->u.s, k->n);
+		f->key[i] = enc_strval(e, k);
 		if (!(f->val[i] = enc_value(e, rec->u.fn.vals[i])))
 			return NULL;
 	}
@@ -245,7 +256,7 @@ Spectap__Trace__Value *enc_value(struct encoder *e, spt_val *v)
 	case SPT_STR:
 		pv->v_case = v->hint == SPT_HINT_NUMBER ? SPECTAP__TRACE__VALUE__V_NUM
 							: SPECTAP__TRACE__VALUE__V_S;
-		pv->s = enc_string(e, v->u.s, v->n); /* s and num share the union */
+		pv->s = enc_strval(e, v); /* s and num share the union */
 		break;
 	case SPT_MODEL:
 		pv->v_case = SPECTAP__TRACE__VALUE__V_MODEL;
@@ -301,8 +312,17 @@ Spectap__Trace__Fields *enc_fields(struct encoder *e, spt_val *rec)
 	return enc_rec(e, rec);
 }
 
+/* Record keys: usually the same names in both records, which the hashes tell at once. */
+static int key_cmp(spt_val *a, spt_val *b)
+{
+	if (a->hash == b->hash && a->n == b->n && !memcmp(a->u.s, b->u.s, a->n))
+		return 0;
+	return spt_value_cmp(a, b);
+}
+
 /* Encodes state as the fields that differ from prev, when that is shorter. */
-static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Spectap__Trace__Event *pe)
+static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Spectap__Trace__Event *pe,
+			    bool *same)
 {
 	if (!prev || prev->kind != SPT_REC || state->kind != SPT_REC || state->u.fn.order)
 		return false;
@@ -315,10 +335,10 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Sp
 		return false;
 	}
 	while (i < prev->n || j < n) {
-		int c = i == prev->n ? 1 : j == n ? -1 : spt_value_cmp(prev->u.fn.keys[i], state->u.fn.keys[j]);
+		int c = i == prev->n ? 1 : j == n ? -1 : key_cmp(prev->u.fn.keys[i], state->u.fn.keys[j]);
 		if (c < 0) {
 			spt_val *pk = prev->u.fn.keys[i++];
-			gone[removed++] = enc_string(e, pk->u.s, pk->n);
+			gone[removed++] = enc_strval(e, pk);
 		} else if (c > 0 || !spt_value_eq(prev->u.fn.vals[i], state->u.fn.vals[j])) {
 			k[changed] = state->u.fn.keys[j];
 			v[changed++] = state->u.fn.vals[j++];
@@ -330,6 +350,7 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Sp
 		if (changed + removed >= n) /* a full snapshot is no longer than the delta */
 			return false;
 	}
+	*same = changed == 0 && removed == 0;
 	pe->state_delta = true;
 	pe->n_state_removed = removed;
 	pe->state_removed = gone;
@@ -362,7 +383,8 @@ Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, 
 	pe->tid = ev->tid;
 	pe->kind = enc_cstr(e, ev->kind);
 	pe->args = enc_fields(e, ev->args);
-	if (ev->state && ev->state->n && !enc_state_delta(e, p->state, ev->state, pe))
+	bool same = false;
+	if (ev->state && ev->state->n && !enc_state_delta(e, p->state, ev->state, pe, &same))
 		pe->state = enc_fields(e, ev->state);
 	pe->meta = enc_fields(e, ev->meta);
 	p->seq = ev->seq;
@@ -371,9 +393,8 @@ Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, 
 	spt_val *st = ev->state && ev->state->n ? ev->state : NULL;
 	if (!st)
 		p->state = NULL;
-	else if (!p->state || !spt_value_eq(p->state, st))
-		if (!(p->state = spt_value_clone(e->strs, st)))
-			e->oom = true;
+	else if (!same && !(p->state = spt_value_clone(e->strs, st)))
+		e->oom = true;
 	if (ev->msg) {
 		Spectap__Trace__Message *m;
 		ENC_NEW(e, m, Spectap__Trace__Message, SPECTAP__TRACE__MESSAGE__INIT);
@@ -542,7 +563,7 @@ static int dec_rec(struct decoder *d, const Spectap__Trace__Fields *f, int depth
 			return rc;
 	}
 	bool dup;
-	*out = spt_fun(d->a, k, v, n, &dup);
+	*out = spt_fun_adopt(d->a, k, v, n, &dup);
 	if (!*out)
 		return dup ? -EBADMSG : -ENOMEM;
 	if (f->n_order) {
@@ -584,7 +605,7 @@ int dec_value(struct decoder *d, const Spectap__Trace__Value *pv, int depth, spt
 		if (pv->v_case == SPECTAP__TRACE__VALUE__V_SET)
 			*out = spt_set(d->a, e, n);
 		else
-			*out = n ? spt_seq(d->a, e, n) : spt_empty_fun(d->a, SPT_SEQ);
+			*out = spt_seq_adopt(d->a, e, n);
 		break;
 	}
 	case SPECTAP__TRACE__VALUE__V_REC:
@@ -611,7 +632,7 @@ int dec_value(struct decoder *d, const Spectap__Trace__Value *pv, int depth, spt
 				return rc;
 		}
 		bool dup;
-		*out = spt_fun(d->a, k, v, p->n_key, &dup);
+		*out = spt_fun_adopt(d->a, k, v, p->n_key, &dup);
 		if (!*out)
 			return dup ? -EBADMSG : -ENOMEM;
 		break;
@@ -678,7 +699,7 @@ static int apply_state_delta(struct decoder *d, spt_val *base, const Spectap__Tr
 		return 0;
 	}
 	bool dup;
-	*state = spt_fun(d->a, k, v, n, &dup);
+	*state = spt_fun_adopt(d->a, k, v, n, &dup);
 	return *state ? 0 : dup ? -EBADMSG : -ENOMEM;
 }
 

@@ -33,26 +33,32 @@ static uint64_t fmix64(uint64_t h)
 
 uint64_t spt_hash_mix(uint64_t h, uint64_t x)
 {
-	h ^= fmix64(x + 0x9e3779b97f4a7c15ULL);
+	/* Order-dependent and cheap; composite hashes get a full avalanche (fmix64) at the end. */
+	h ^= (x + 0x9e3779b97f4a7c15ULL) * 0x87c37b91114253d5ULL;
 	h = (h << 27) | (h >> 37);
 	return h * 0x100000001b3ULL + 0x52dce729ULL;
 }
 
 uint64_t spt_hash_bytes(const void *p, size_t n, uint64_t seed)
 {
+	/* One multiply per 8 bytes, then a full avalanche: cheap for the short strings of traces. */
 	const unsigned char *s = p;
 	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL);
 	while (n >= 8) {
 		uint64_t w;
 		memcpy(&w, s, 8);
-		h = spt_hash_mix(h, w);
+		h ^= w * 0x87c37b91114253d5ULL;
+		h = ((h << 31) | (h >> 33)) * 0x4cf5ad432745937fULL;
 		s += 8;
 		n -= 8;
 	}
 	uint64_t tail = 0;
 	memcpy(&tail, s, n);
-	return fmix64(spt_hash_mix(h, tail));
+	h ^= tail * 0x87c37b91114253d5ULL;
+	return fmix64(h);
 }
+
+uint64_t spt_str_hash(const char *s, size_t n) { return spt_hash_bytes(s, n, VC_STR); }
 
 static uint64_t hash_int(int64_t i) { return fmix64(spt_hash_mix(VC_INT, (uint64_t)i)); }
 
@@ -361,6 +367,47 @@ spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals
 		 bool *dup)
 {
 	return make_fun(a, keys, vals, n, dup, false);
+}
+
+spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n, bool *dup)
+{
+	if (n == 0 || n > UINT32_MAX || !sorted_unique(keys, n))
+		return spt_fun(a, keys, vals, n, dup); /* copies: the rare, slow way */
+	if (dup)
+		*dup = false;
+	bool all_str = true, is_seq = true;
+	for (size_t i = 0; i < n; i++) {
+		if (keys[i]->kind != SPT_STR)
+			all_str = false;
+		if (keys[i]->kind != SPT_INT || keys[i]->u.i != (int64_t)i + 1)
+			is_seq = false;
+	}
+	if (is_seq)
+		return spt_seq_adopt(a, vals, n);
+	struct spt_value *v = new_value(a, all_str ? SPT_REC : SPT_FUN);
+	if (!v)
+		return NULL;
+	uint64_t h = hash_fun_start((uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		h = spt_hash_mix(spt_hash_mix(h, keys[i]->hash), vals[i]->hash);
+	v->u.fn.keys = keys;
+	v->u.fn.vals = vals;
+	v->n = (uint32_t)n;
+	v->hash = fmix64(h);
+	return v;
+}
+
+spt_val *spt_seq_adopt(struct spt_arena *a, spt_val **elems, size_t n)
+{
+	if (n == 0 || n > UINT32_MAX)
+		return n ? NULL : spt_empty_fun(a, SPT_SEQ);
+	struct spt_value *v = new_value(a, SPT_SEQ);
+	if (!v)
+		return NULL;
+	v->u.elems = elems;
+	v->n = (uint32_t)n;
+	v->hash = hash_seq(elems, n);
+	return v;
 }
 
 spt_val *spt_fun_ordered(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,

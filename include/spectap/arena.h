@@ -7,9 +7,9 @@
 struct spt_arena_block;
 
 struct spt_arena {
+	char *cur, *end;                /* free space left in the block being filled */
 	struct spt_arena_block *head;   /* block being filled */
 	struct spt_arena_block *spare;  /* blocks kept by reset for reuse */
-	size_t used;                    /* bytes handed out since the last reset */
 };
 
 void spt_arena_init(struct spt_arena *a);
@@ -17,8 +17,18 @@ void spt_arena_init(struct spt_arena *a);
 void spt_arena_fini(struct spt_arena *a);
 /* Forgets every allocation but keeps the memory for the next ones. */
 void spt_arena_reset(struct spt_arena *a);
-/* 16-byte aligned; NULL only when the system is out of memory. */
-void *spt_arena_alloc(struct spt_arena *a, size_t size);
+void *spt_arena_alloc_slow(struct spt_arena *a, size_t size);
+/* 16-byte aligned; NULL only when the system is out of memory. Inline: values are many. */
+static inline void *spt_arena_alloc(struct spt_arena *a, size_t size)
+{
+	size_t need = (size + 15) & ~(size_t)15;
+	if (need >= size && (size_t)(a->end - a->cur) >= need) {
+		void *p = a->cur;
+		a->cur += need;
+		return p;
+	}
+	return spt_arena_alloc_slow(a, size);
+}
 void *spt_arena_memdup(struct spt_arena *a, const void *p, size_t size);
 /* Copies len bytes and appends a NUL. */
 char *spt_arena_strndup(struct spt_arena *a, const char *s, size_t len);

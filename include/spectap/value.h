@@ -72,6 +72,10 @@ spt_val *spt_seq(struct spt_arena *a, spt_val *const *elems, size_t n);
  * Returns NULL with *dup set when two keys are equal. */
 spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
 		 bool *dup);
+/* Like spt_fun and spt_seq, but the arrays, allocated in a for this value alone, become the
+ * value's own instead of being copied (decoders build them exactly so). */
+spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n, bool *dup);
+spt_val *spt_seq_adopt(struct spt_arena *a, spt_val **elems, size_t n);
 /* Like spt_fun, and a record remembers the order in which its keys were given. */
 spt_val *spt_fun_ordered(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
 			 bool *dup);
@@ -114,5 +118,7 @@ int spt_value_print(FILE *f, spt_val *v);
 /* Hashing helpers shared with other value users. */
 uint64_t spt_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t spt_hash_mix(uint64_t h, uint64_t x);
+/* The hash an SPT_STR value of these bytes carries. */
+uint64_t spt_str_hash(const char *s, size_t n);
 
 #endif
