@@ -4,23 +4,28 @@ BUILD      ?= build
 CC         ?= gcc
 CLANG      ?= clang
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
-CPPFLAGS   := -D_GNU_SOURCE -DSPECTAP_VERSION='"$(VERSION)"' -Iinclude -Ilib -I$(BUILD)/gen
+CPPFLAGS   := -D_GNU_SOURCE -DSPECTAP_VERSION='"$(VERSION)"' -Iinclude -Ilib -Ireplay -I$(BUILD)/gen
 CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS)
-LIBS       := -lprotobuf-c -lzstd
+LIBS       := -lprotobuf-c -lzstd -ltree-sitter
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRC    := $(wildcard lib/*.c)
+REPLAY_SRC := $(wildcard replay/*.c)
 TOOL_SRC   := $(wildcard tools/*.c)
+GRAMMAR    := $(BUILD)/grammar/package/src
+GRAMMAR_OBJ := $(BUILD)/grammar/parser.o $(BUILD)/grammar/scanner.o
 GEN_C      := $(BUILD)/gen/trace.pb-c.c
 GEN_H      := $(BUILD)/gen/trace.pb-c.h
-HEADERS    := $(wildcard include/spectap/*.h lib/*.h tools/*.h) $(GEN_H)
+HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h tools/*.h) $(GEN_H)
 
 # Two flavours of every object: plain (the tool users run) and sanitized (what tests run).
 obj        = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(notdir $(2)))
 LIB_OBJ    := $(call obj,rel,$(LIB_SRC) $(GEN_C))
+REPLAY_OBJ := $(call obj,rel,$(REPLAY_SRC))
 TOOL_OBJ   := $(call obj,rel,$(TOOL_SRC))
 LIB_SOBJ   := $(call obj,san,$(LIB_SRC) $(GEN_C))
+REPLAY_SOBJ := $(call obj,san,$(REPLAY_SRC))
 TOOL_SOBJ  := $(call obj,san,$(TOOL_SRC))
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
@@ -29,7 +34,7 @@ FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  := $(BUILD)/bench/bench_trace
 
-vpath %.c lib tools $(BUILD)/gen
+vpath %.c lib replay tools $(BUILD)/gen
 
 .PHONY: all deps test unit cli fuzz fuzz-smoke clang-check demo bench clean
 all: $(BUILD)/spectap
@@ -54,14 +59,27 @@ $(BUILD)/libspectap.a: $(LIB_OBJ)
 $(BUILD)/san/libspectap.a: $(LIB_SOBJ)
 	ar rcs $@ $^
 
-$(BUILD)/spectap: $(TOOL_OBJ) $(BUILD)/libspectap.a
+# The TLA+ grammar: generated C from npm, built once, without our warnings (not our code).
+$(GRAMMAR)/parser.c:
+	@sh scripts/fetch-grammar.sh $(BUILD)/grammar
+$(BUILD)/grammar/%.o: $(GRAMMAR)/parser.c
+	$(CC) -O1 -w -I$(GRAMMAR) -c $(GRAMMAR)/$*.c -o $@
+$(REPLAY_OBJ) $(REPLAY_SOBJ): $(GRAMMAR)/parser.c
+
+# libreplay: the TLA+ front end, evaluator and checker (knows no particular system).
+$(BUILD)/libreplay.a: $(REPLAY_OBJ) $(GRAMMAR_OBJ)
+	ar rcs $@ $^
+$(BUILD)/san/libreplay.a: $(REPLAY_SOBJ) $(GRAMMAR_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/spectap: $(TOOL_OBJ) $(BUILD)/libreplay.a $(BUILD)/libspectap.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
-$(BUILD)/san/spectap: $(TOOL_SOBJ) $(BUILD)/san/libspectap.a
+$(BUILD)/san/spectap: $(TOOL_SOBJ) $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libspectap.a $(HEADERS)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(BUILD)/san/libspectap.a $(LIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a $(LIBS)
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_C) $(HEADERS)
 	@mkdir -p $(@D)
@@ -73,9 +91,9 @@ $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(BUILD)/libspectap.a $(LIBS)
 
 # The library and tools must also build warning-free with clang.
-clang-check: $(GEN_H)
+clang-check: $(GEN_H) $(GRAMMAR)/parser.c
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(TOOL_SRC) $(GEN_C); do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(TOOL_SRC) $(GEN_C); do \
 		$(CLANG) $(CPPFLAGS) $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 

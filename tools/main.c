@@ -14,6 +14,7 @@ static const struct {
 	{ "export", cmd_export, "write a .spt trace as NDJSON (etcd-ndjson, sysmobench, json)" },
 	{ "dump", cmd_dump, "print events, one per line, with filters" },
 	{ "stat", cmd_stat, "summarize a trace: events, nodes, kinds, messages, loss, damage" },
+	{ "check", cmd_check, "validate windows against a TLA+ spec (Transition Validation)" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,82 @@
+/* Internal: helpers shared by the builtin operator files and the operators themselves. */
+#ifndef SPECTAP_REPLAY_BUILTINS_INTERNAL_H
+#define SPECTAP_REPLAY_BUILTINS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "eval.h"
+#include "spectap/value.h"
+
+/* Largest set a builtin enumerates (a..b, \X, UNION): bounds memory on a typo like 1..10^9. */
+#define BI_MAX_ELEMS ((uint64_t)1 << 20)
+
+/* Print/PrintT write here; NULL means stderr (tests capture it). */
+extern FILE *bi_print_stream;
+
+/* "op applies to WHAT, not V" (argno 0) or "the Nth argument of op must be WHAT, not V". */
+int bi_type_err(struct ev *ev, const struct ast *at, const char *op, int argno, const char *what,
+		spt_val *v);
+/* Stores v in *out; a NULL v (constructor out of memory) becomes an error. */
+int bi_ret(struct ev *ev, const struct ast *at, const char *op, spt_val *v, spt_val **out);
+int bi_ret_bool(struct ev *ev, const struct ast *at, const char *op, bool b, spt_val **out);
+int bi_ret_int(struct ev *ev, const struct ast *at, const char *op, int64_t i, spt_val **out);
+
+int bi_int(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v, int64_t *i);
+int bi_boolean(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v, bool *b);
+int bi_set(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v);
+int bi_fun(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v);
+
+/* A sequence's elements: SPT_SEQ, or any empty function (which is <<>>). */
+struct bi_seq {
+	spt_val *const *e;
+	uint32_t n;
+};
+bool bi_as_seq(spt_val *v, struct bi_seq *s);
+int bi_seq(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v,
+	   struct bi_seq *s);
+
+/* A function's i-th key as a value of the arena (a sequence's keys are not stored). */
+spt_val *bi_fun_key(struct ev *ev, spt_val *f, uint32_t i);
+
+/* TLC's equality: 1 equal, 0 unequal, EVAL_ERR when it meets two values of different kinds
+ * (a set and an integer, ...) neither of which is a model value. */
+int bi_equal(struct ev *ev, const struct ast *at, const char *op, spt_val *x, spt_val *y);
+/* Comparison class of a value, in canonical order: all function kinds are one class. */
+enum { BI_C_BOOL, BI_C_INT, BI_C_STR, BI_C_MODEL, BI_C_SET, BI_C_FUN };
+int bi_class(spt_val *v);
+
+/* The value in TLA+ notation, as an SPT_STR; NULL when out of memory. */
+spt_val *bi_to_string(struct ev *ev, spt_val *v);
+
+/* ---- the operators (args already evaluated; arity checked by the caller) ---- */
+#define BI(name) \
+	int name(struct ev *ev, const struct ast *at, spt_val *const *args, uint32_t n, spt_val **out)
+
+/* builtins_arith.c */
+BI(bi_plus); BI(bi_minus); BI(bi_neg); BI(bi_times); BI(bi_div); BI(bi_mod); BI(bi_pow);
+BI(bi_lt); BI(bi_gt); BI(bi_le); BI(bi_ge); BI(bi_range_int);
+
+/* builtins_sets.c */
+BI(bi_cup); BI(bi_cap); BI(bi_setminus); BI(bi_subseteq); BI(bi_subset); BI(bi_union);
+BI(bi_domain); BI(bi_in); BI(bi_notin); BI(bi_times_set); BI(bi_cardinality);
+BI(bi_is_finite_set); BI(bi_max); BI(bi_min); BI(bi_sumset);
+
+/* builtins_logic.c */
+BI(bi_eq); BI(bi_neq); BI(bi_not); BI(bi_equiv);
+
+/* builtins_seq.c */
+BI(bi_len); BI(bi_head); BI(bi_tail); BI(bi_append); BI(bi_concat); BI(bi_subseq);
+BI(bi_to_set); BI(bi_reverse); BI(bi_last); BI(bi_front); BI(bi_cons); BI(bi_snoc);
+BI(bi_is_prefix); BI(bi_is_strict_prefix); BI(bi_is_suffix); BI(bi_is_strict_suffix);
+BI(bi_contains); BI(bi_set_to_seq);
+
+/* builtins_fun.c */
+BI(bi_one_point); BI(bi_merge); BI(bi_range); BI(bi_restrict); BI(bi_injective);
+BI(bi_permutations);
+
+/* builtins_tlc.c */
+BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_tostring); BI(bi_tlceval);
+
+#endif

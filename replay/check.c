@@ -1,0 +1,446 @@
+/* Transition Validation of windows against a spec's action. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "enumerate.h"
+
+/* How Next calls an action: the sets its parameters range over. */
+struct action_info {
+	const char *name;
+	struct opdef *def;
+	struct module *mod;
+	const struct ast **param_sets; /* one per parameter, evaluated in the root module */
+	struct ctx set_ctx;
+};
+
+struct checker {
+	struct spec *spec;
+	struct cfg cfg;
+	struct spt_arena long_arena;   /* constants, Init states */
+	struct spt_arena window_arena; /* one window's values */
+	struct interp in;
+	spt_val ***init_states;        /* each an array of n_vars values */
+	uint32_t n_init;
+	bool init_done;
+	struct action_info *actions;
+	uint32_t n_actions;
+};
+
+static void spec_err(struct check_error *err, const struct spec_error *e)
+{
+	if (e->pos.line)
+		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: %s%s%s%s", e->pos.file, e->pos.line, e->pos.col, e->msg,
+			 e->excerpt[0] ? " (at \"" : "", e->excerpt, e->excerpt[0] ? "\")" : "");
+	else
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", e->pos.file ? e->pos.file : "spec", e->msg);
+}
+
+static int eval_err(struct checker *ck, struct check_error *err, const char *what)
+{
+	const struct eval_error *e = &ck->in.ev.err;
+	if (e->pos.file)
+		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: %s: %s", e->pos.file, e->pos.line, e->pos.col, what, e->msg);
+	else
+		snprintf(err->msg, sizeof(err->msg), "%s: %s", what, e->msg);
+	return -EINVAL;
+}
+
+static int set_constants(struct checker *ck, struct check_error *err)
+{
+	uint32_t n, *arity;
+	const char *const *names = spec_constants(ck->spec, &arity, &n);
+	for (uint32_t i = 0; i < ck->cfg.n_consts; i++) {
+		struct cfg_const *k = &ck->cfg.consts[i];
+		uint32_t j = 0;
+		while (j < n && names[j] != k->name)
+			j++;
+		if (j == n) {
+			/* TLC also lets the cfg override a definition; spectap does not. */
+			snprintf(err->msg, sizeof(err->msg), "%s:%u: %s is not a CONSTANT of the spec", ck->cfg.path, k->line, k->name);
+			return -EINVAL;
+		}
+		if (k->value) {
+			ck->in.consts[j] = k->value;
+			continue;
+		}
+		struct symbol *s = module_lookup(spec_root(ck->spec), k->op);
+		if (!s || s->kind != SYM_DEF) {
+			snprintf(err->msg, sizeof(err->msg), "%s:%u: %s <- %s: %s is not a definition of the spec", ck->cfg.path,
+				 k->line, k->name, k->op, k->op);
+			return -EINVAL;
+		}
+		struct closure *cl = spt_arena_alloc(&ck->long_arena, sizeof(*cl));
+		if (!cl)
+			return -ENOMEM;
+		*cl = (struct closure){ s->def, NULL, NULL, s->def->module };
+		if (arity[j] == 0 && s->def->n_params == 0) {
+			/* A value constant given by a definition: evaluate it once. */
+			spt_val *v;
+			struct ctx c = { NULL, s->def->module, NULL, false };
+			if (eval(&ck->in, c, s->def->body, &v))
+				return eval_err(ck, err, k->name);
+			ck->in.consts[j] = v;
+		} else {
+			ck->in.const_ops[j] = cl;
+		}
+	}
+	return 0;
+}
+
+int checker_new(const char *spec_path, const char *cfg_path, struct checker **out, struct check_error *err)
+{
+	struct spec_error se = { 0 };
+	struct checker *ck = calloc(1, sizeof(*ck));
+	if (!ck)
+		return -ENOMEM;
+	spt_arena_init(&ck->long_arena);
+	spt_arena_init(&ck->window_arena);
+	int rc = spec_load(spec_path, &ck->spec, &se);
+	if (rc) {
+		spec_err(err, &se);
+		free(ck);
+		return rc;
+	}
+	char guess[4096];
+	if (!cfg_path) {
+		size_t len = strlen(spec_path);
+		snprintf(guess, sizeof(guess), "%.*s.cfg", (int)(len > 4 ? len - 4 : len), spec_path);
+		if (access(guess, R_OK) == 0)
+			cfg_path = guess;
+	}
+	interp_init(&ck->in, ck->spec, &ck->long_arena);
+	if (cfg_path && (rc = cfg_load(ck->spec, cfg_path, &ck->cfg, &se))) {
+		spec_err(err, &se);
+		checker_free(ck);
+		return rc;
+	}
+	if ((rc = set_constants(ck, err))) {
+		checker_free(ck);
+		return rc;
+	}
+	*out = ck;
+	return 0;
+}
+
+void checker_free(struct checker *ck)
+{
+	if (!ck)
+		return;
+	for (uint32_t i = 0; i < ck->n_actions; i++)
+		free(ck->actions[i].param_sets);
+	free(ck->actions);
+	free(ck->init_states);
+	interp_fini(&ck->in);
+	cfg_free(&ck->cfg);
+	spec_free(ck->spec);
+	spt_arena_fini(&ck->long_arena);
+	spt_arena_fini(&ck->window_arena);
+	free(ck);
+}
+
+struct spt_arena *checker_window_arena(struct checker *ck) { return &ck->window_arena; }
+
+const char *const *checker_vars(struct checker *ck, uint32_t *n)
+{
+	*n = ck->in.n_vars;
+	return ck->in.vars;
+}
+
+/* ---- how Next calls an action ---- */
+
+struct scope {
+	const char *name;
+	const struct ast *set;
+	const struct scope *next;
+};
+
+/* Finds Name(x, y) under \E x \in S, y \in T in e; fills sets. Follows calls of zero-parameter definitions. */
+static bool find_call(struct checker *ck, struct module *m, const struct ast *e, const char *action,
+		      const struct scope *sc, const struct ast **sets, uint32_t nparams, int depth)
+{
+	if (!e || depth > 64)
+		return false;
+	if (e->kind == A_EXISTS) {
+		const struct scope *inner = sc;
+		struct scope *chain = malloc(64 * sizeof(*chain));
+		uint32_t k = 0;
+		for (uint32_t i = 0; chain && i < e->n_bounds; i++)
+			for (uint32_t j = 0; j < e->bounds[i].n_names && k < 64 && !e->bounds[i].tuple; j++) {
+				chain[k] = (struct scope){ e->bounds[i].names[j], e->bounds[i].set, inner };
+				inner = &chain[k++];
+			}
+		bool found = find_call(ck, m, e->a[0], action, inner, sets, nparams, depth + 1);
+		free(chain);
+		return found;
+	}
+	if (e->kind == A_NAME && e->name == action) {
+		if (e->n != nparams)
+			return false;
+		for (uint32_t i = 0; i < e->n; i++) {
+			const struct ast *arg = e->a[i];
+			const struct scope *s = sc;
+			while (s && !(arg->kind == A_NAME && arg->n == 0 && s->name == arg->name))
+				s = s->next;
+			if (!s)
+				return false;
+			sets[i] = s->set;
+		}
+		return true;
+	}
+	if (e->kind == A_NAME && e->n == 0) {
+		struct symbol *s = module_lookup(m, e->name);
+		if (s && s->kind == SYM_DEF && !s->def->n_params && !s->def->n_fbounds)
+			return find_call(ck, s->def->module, s->def->body, action, sc, sets, nparams, depth + 1);
+	}
+	for (uint32_t i = 0; i < e->n; i++)
+		if (find_call(ck, m, e->a[i], action, sc, sets, nparams, depth + 1))
+			return true;
+	return false;
+}
+
+static struct action_info *action_info(struct checker *ck, const char *name, struct check_error *err)
+{
+	const char *iname = spec_intern(ck->spec, name, strlen(name));
+	for (uint32_t i = 0; i < ck->n_actions; i++)
+		if (ck->actions[i].name == iname)
+			return &ck->actions[i];
+	struct module *root = spec_root(ck->spec);
+	struct symbol *s = module_lookup(root, iname);
+	if (!s || s->kind != SYM_DEF || s->def->n_fbounds) {
+		snprintf(err->msg, sizeof(err->msg), "%s: %s is not an action (an operator) of module %s", root->path, name,
+			 root->name);
+		return NULL;
+	}
+	struct action_info ai = { iname, s->def, s->def->module, NULL, { NULL, root, NULL, false } };
+	if (s->def->n_params) {
+		ai.param_sets = calloc(s->def->n_params, sizeof(*ai.param_sets));
+		const char *next_name = ck->cfg.next ? ck->cfg.next : spec_intern(ck->spec, "Next", 4);
+		struct symbol *nx = module_lookup(root, next_name);
+		if (!ai.param_sets || !nx || nx->kind != SYM_DEF ||
+		    !find_call(ck, root, nx->def->body, iname, NULL, ai.param_sets, s->def->n_params, 0)) {
+			snprintf(err->msg, sizeof(err->msg),
+				 "%s:%u:%u: %s has %u parameter%s, but %s does not call it as \\E x \\in S : %s(x, ...), "
+				 "so spectap cannot tell what its parameters range over",
+				 s->def->pos.file, s->def->pos.line, s->def->pos.col, name, s->def->n_params,
+				 s->def->n_params == 1 ? "" : "s", next_name, name);
+			free(ai.param_sets);
+			return NULL;
+		}
+	}
+	struct action_info *n = realloc(ck->actions, (ck->n_actions + 1) * sizeof(*n));
+	if (!n) {
+		free(ai.param_sets);
+		return NULL;
+	}
+	ck->actions = n;
+	ck->actions[ck->n_actions] = ai;
+	return &ck->actions[ck->n_actions++];
+}
+
+int checker_action(struct checker *ck, const char *action, uint32_t *params, struct check_error *err)
+{
+	struct action_info *ai = action_info(ck, action, err);
+	if (!ai)
+		return -EINVAL;
+	*params = ai->def->n_params;
+	return 0;
+}
+
+/* ---- Init ---- */
+
+static int keep_init(struct interp *in, void *arg)
+{
+	struct checker *ck = arg;
+	spt_val ***n = realloc(ck->init_states, (ck->n_init + 1) * sizeof(*n));
+	spt_val **st = spt_arena_alloc(&ck->long_arena, (in->n_vars + 1) * sizeof(*st));
+	if (!n || !st)
+		return ev_fail(&in->ev, NULL, "out of memory");
+	ck->init_states = n;
+	for (uint32_t i = 0; i < in->n_vars; i++)
+		st[i] = in->next[i] ? spt_value_clone(&ck->long_arena, in->next[i]) : NULL;
+	ck->init_states[ck->n_init++] = st;
+	return ck->n_init > 10000 ? ev_fail(&in->ev, NULL, "Init allows more than 10000 states") : 0;
+}
+
+static int init_states(struct checker *ck, struct check_error *err)
+{
+	if (ck->init_done)
+		return 0;
+	const char *init = ck->cfg.init ? ck->cfg.init : spec_intern(ck->spec, "Init", 4);
+	struct symbol *s = module_lookup(spec_root(ck->spec), init);
+	if (!s || s->kind != SYM_DEF) {
+		snprintf(err->msg, sizeof(err->msg), "the window leaves variables out, and the spec has no %s to say what they may be", init);
+		return -EINVAL;
+	}
+	struct interp *in = &ck->in;
+	in->init_mode = true;
+	memset(in->next, 0, in->n_vars * sizeof(*in->next));
+	struct ctx c = { NULL, s->def->module, NULL, false };
+	int rc = enumerate(in, c, s->def->body, keep_init, ck);
+	in->init_mode = false;
+	if (rc)
+		return eval_err(ck, err, "evaluating Init");
+	ck->init_done = true;
+	return 0;
+}
+
+/* ---- one window ---- */
+
+struct wstate {
+	struct checker *ck;
+	spt_val *post;
+	uint32_t *observed;     /* variable indices the post-state gives */
+	spt_val **expected;
+	uint32_t n_obs;
+	struct window_result *res;
+	spt_val **best;         /* the closest successor so far */
+	uint32_t best_dist;
+	spt_val *binding;
+	const char *best_binding;
+};
+
+static int compare_successor(struct interp *in, void *arg)
+{
+	struct wstate *w = arg;
+	w->res->successors++;
+	uint32_t dist = 0;
+	for (uint32_t i = 0; i < w->n_obs; i++)
+		if (!spt_value_eq(in->next[w->observed[i]], w->expected[i]))
+			dist++;
+	if (dist < w->best_dist) {
+		w->best_dist = dist;
+		memcpy(w->best, in->next, in->n_vars * sizeof(*w->best));
+		w->best_binding = w->binding ? ev_show(&in->ev, w->binding) : NULL;
+		if (w->best_binding)
+			w->best_binding = spt_arena_strndup(in->ev.arena, w->best_binding, strlen(w->best_binding));
+	}
+	return dist == 0 ? 1 : 0; /* a match: done */
+}
+
+/* Every binding of the action's parameters, each checked by enumerating its successors. */
+static int try_bindings(struct checker *ck, struct action_info *ai, struct wstate *w, uint32_t i, spt_val **vals,
+			struct check_error *err)
+{
+	struct interp *in = &ck->in;
+	struct opdef *d = ai->def;
+	if (i == d->n_params) {
+		struct ctx c = { NULL, ai->mod, NULL, false };
+		for (uint32_t k = 0; k < d->n_params; k++)
+			if (!(c.env = bind_value(in, c.env, d->params[k], vals[k])))
+				return -ENOMEM;
+		w->binding = d->n_params ? spt_seq(in->ev.arena, vals, d->n_params) : NULL;
+		memset(in->next, 0, in->n_vars * sizeof(*in->next));
+		int rc = enumerate(in, c, d->body, compare_successor, w);
+		if (rc == EVAL_ERR)
+			return eval_err(ck, err, d->name);
+		return rc;
+	}
+	spt_val *set;
+	if (eval(in, ai->set_ctx, ai->param_sets[i], &set))
+		return eval_err(ck, err, "the set a parameter ranges over");
+	if (set->kind != SPT_SET) {
+		snprintf(err->msg, sizeof(err->msg), "parameter %s of %s ranges over %s, which is not a finite set", d->params[i], d->name,
+			 ev_show(&in->ev, set));
+		return -EINVAL;
+	}
+	for (uint32_t k = 0; k < set->n; k++) {
+		vals[i] = (spt_val *)set->u.elems[k];
+		int rc = try_bindings(ck, ai, w, i + 1, vals, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int var_index(struct checker *ck, spt_val *key)
+{
+	for (uint32_t i = 0; i < ck->in.n_vars; i++)
+		if (key->n == strlen(ck->in.vars[i]) && !memcmp(key->u.s, ck->in.vars[i], key->n))
+			return (int)i;
+	return -1;
+}
+
+int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post,
+		   struct window_result *res, struct check_error *err)
+{
+	struct interp *in = &ck->in;
+	memset(res, 0, sizeof(*res));
+	struct action_info *ai = action_info(ck, action, err);
+	if (!ai)
+		return -EINVAL;
+	ev_clear_error(&in->ev);
+	in->ev.arena = &ck->window_arena;
+	uint32_t nv = in->n_vars;
+	bool *given = calloc(nv + 1, sizeof(*given));
+	struct wstate w = { ck, post, calloc(nv + 1, sizeof(uint32_t)), calloc(nv + 1, sizeof(spt_val *)), 0, res,
+			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), UINT32_MAX, NULL, NULL };
+	spt_val **vals = calloc(ai->def->n_params + 1, sizeof(*vals));
+	int rc = -ENOMEM;
+	if (!given || !w.observed || !w.expected || !w.best || !vals)
+		goto out;
+	rc = -EINVAL;
+	for (uint32_t i = 0; pre && i < pre->n; i++) {
+		int v = var_index(ck, pre->u.fn.keys[i]);
+		if (v < 0) {
+			snprintf(err->msg, sizeof(err->msg), "pre_state has %s, which is not a variable of the spec", pre->u.fn.keys[i]->u.s);
+			goto out;
+		}
+		given[v] = true;
+		in->cur[v] = (spt_val *)pre->u.fn.vals[i];
+	}
+	for (uint32_t i = 0; post && i < post->n; i++) {
+		int v = var_index(ck, post->u.fn.keys[i]);
+		if (v < 0) {
+			snprintf(err->msg, sizeof(err->msg), "post_state has %s, which is not a variable of the spec", post->u.fn.keys[i]->u.s);
+			goto out;
+		}
+		w.observed[w.n_obs] = (uint32_t)v;
+		w.expected[w.n_obs++] = post->u.fn.vals[i];
+	}
+	bool all = true;
+	for (uint32_t i = 0; i < nv; i++)
+		all &= given[i];
+	uint32_t n_pre = 1;
+	if (!all) {
+		if (init_states(ck, err))
+			goto out;
+		n_pre = ck->n_init;
+	}
+	rc = 0;
+	for (uint32_t s = 0; s < n_pre && rc == 0; s++) {
+		for (uint32_t i = 0; i < nv; i++)
+			if (!given[i])
+				in->cur[i] = ck->init_states[s][i];
+		rc = try_bindings(ck, ai, &w, 0, vals, err);
+	}
+	if (rc < 0)
+		goto out;
+	rc = 0;
+	res->passed = w.best_dist == 0;
+	res->no_successor = res->successors == 0;
+	res->binding = w.best_binding;
+	if (!res->passed && !res->no_successor) {
+		res->diffs = spt_arena_alloc(&ck->window_arena, (w.n_obs + 1) * sizeof(*res->diffs));
+		if (!res->diffs) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (uint32_t i = 0; i < w.n_obs; i++) {
+			spt_val *got = w.best[w.observed[i]];
+			if (!spt_value_eq(got, w.expected[i]))
+				res->diffs[res->n_diffs++] = (struct var_diff){ in->vars[w.observed[i]], w.expected[i], got };
+		}
+	}
+out:
+	for (uint32_t i = 0; i < nv; i++)
+		in->cur[i] = NULL;
+	free(given);
+	free(w.observed);
+	free(w.expected);
+	free(vals);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * Transition Validation: for each window (pre-state, action, post-state), can the action, with
+ * some binding of its parameters, reach a state whose observed variables equal the post-state
+ * from the pre-state in one step?
+ */
+#ifndef SPECTAP_REPLAY_CHECK_H
+#define SPECTAP_REPLAY_CHECK_H
+
+#include "cfg.h"
+#include "interp.h"
+
+struct checker;
+
+struct check_error {
+	char msg[1024]; /* "file:line:col: what" */
+};
+
+/* Loads spec and cfg (cfg may be NULL: then S.cfg beside S.tla if it exists). */
+int checker_new(const char *spec_path, const char *cfg_path, struct checker **out, struct check_error *err);
+void checker_free(struct checker *ck);
+
+/* One differing variable of the closest successor. */
+struct var_diff {
+	const char *var;
+	spt_val *expected; /* the window's post value */
+	spt_val *reached;  /* the closest successor's value */
+};
+
+struct window_result {
+	bool passed;
+	uint32_t successors;      /* successor states examined */
+	uint32_t n_diffs;         /* of the closest successor (0 when passed) */
+	struct var_diff *diffs;
+	const char *binding;      /* the parameter binding of the closest successor, in TLA+ notation */
+	bool no_successor;        /* the action is disabled from the pre-state, for every binding */
+};
+
+/*
+ * Checks one window of action (an operator of the spec; its parameters range over the sets
+ * Next quantifies them over). pre and post are records variable -> value; variables missing
+ * from pre range over the values Init gives them; missing from post are not compared. Values
+ * live in the checker's window arena until the next call. 0, or -EINVAL with err (the spec
+ * could not be evaluated: never a verdict).
+ */
+int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post,
+		   struct window_result *res, struct check_error *err);
+/* The arena window values should be built in (reset at each checker_window). */
+struct spt_arena *checker_window_arena(struct checker *ck);
+/* Checks that the action exists and returns its parameter count. */
+int checker_action(struct checker *ck, const char *action, uint32_t *params, struct check_error *err);
+/* The spec's variables. */
+const char *const *checker_vars(struct checker *ck, uint32_t *n);
+
+#endif

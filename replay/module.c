@@ -1,0 +1,623 @@
+/* Loading a spec: its modules, EXTENDS and INSTANCE, and one symbol table per module. */
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "parse.h"
+
+/* Standard modules spectap implements natively, and those they extend. */
+static const struct {
+	const char *name, *also;
+} std_modules[] = {
+	{ "Naturals", NULL },	{ "Integers", "Naturals" }, { "Sequences", "Naturals" },
+	{ "FiniteSets", "Naturals" }, { "TLC", "Sequences" }, { "SequencesExt", "Sequences" },
+	{ "FiniteSetsExt", "FiniteSets" }, { "Functions", NULL }, { "Bags", NULL },
+};
+
+struct interner {
+	const char **slots;
+	uint32_t cap, n;
+};
+
+struct spec {
+	struct spt_arena arena;
+	struct interner names;
+	struct module *root;
+	struct module **mods; /* every loaded module, the root first */
+	uint32_t n_mods, cap_mods;
+	const char **vars, **consts;
+	uint32_t *const_arity;
+	uint32_t n_vars, n_consts, cap_vars, cap_consts;
+	char *dir;
+	TSParser *parser;
+};
+
+/* ---- interning ---- */
+
+static const char *intern(struct spt_arena *a, struct interner *t, const char *s, size_t len)
+{
+	if ((t->n + 1) * 2 > t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 1024;
+		const char **slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return NULL;
+		for (uint32_t i = 0; i < t->cap; i++) {
+			if (!t->slots[i])
+				continue;
+			uint32_t j = (uint32_t)spt_str_hash(t->slots[i], strlen(t->slots[i])) & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = t->slots[i];
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->cap = cap;
+	}
+	uint32_t j = (uint32_t)spt_str_hash(s, len) & (t->cap - 1);
+	while (t->slots[j]) {
+		if (!strncmp(t->slots[j], s, len) && t->slots[j][len] == '\0')
+			return t->slots[j];
+		j = (j + 1) & (t->cap - 1);
+	}
+	char *c = spt_arena_strndup(a, s, len);
+	if (!c)
+		return NULL;
+	t->slots[j] = c;
+	t->n++;
+	return c;
+}
+
+const char *parse_intern(struct parse_ctx *pc, const char *s, size_t len)
+{
+	return intern(pc->arena, pc->interner, s, len);
+}
+
+const char *spec_intern(struct spec *s, const char *name, size_t len)
+{
+	return intern(&s->arena, &s->names, name, len);
+}
+
+struct spt_arena *spec_arena(struct spec *s) { return &s->arena; }
+struct module *spec_root(struct spec *s) { return s->root; }
+
+const char *const *spec_variables(struct spec *s, uint32_t *n)
+{
+	*n = s->n_vars;
+	return s->vars;
+}
+
+const char *const *spec_constants(struct spec *s, uint32_t **arity, uint32_t *n)
+{
+	*n = s->n_consts;
+	*arity = s->const_arity;
+	return s->consts;
+}
+
+/* ---- symbol tables ---- */
+
+static uint32_t ptr_hash(const char *p) { return (uint32_t)(((uintptr_t)p >> 4) * 0x9e3779b1u); }
+
+struct symbol *module_lookup(struct module *m, const char *name)
+{
+	if (!m->cap_syms)
+		return NULL;
+	uint32_t j = ptr_hash(name) & (m->cap_syms - 1);
+	while (m->syms[j]) {
+		if (m->syms[j]->name == name)
+			return m->syms[j];
+		j = (j + 1) & (m->cap_syms - 1);
+	}
+	return NULL;
+}
+
+/* Adds (or, for the same declaration seen twice through EXTENDS, keeps) a symbol. */
+static int add_symbol(struct spec *s, struct module *m, const struct symbol *sym, struct spec_error *err,
+		      struct src_pos pos)
+{
+	struct symbol *old = module_lookup(m, sym->name);
+	if (old) {
+		bool same = old->kind == sym->kind && old->def == sym->def && old->index == sym->index &&
+			    old->inst == sym->inst;
+		if (same)
+			return 0;
+		err->pos = pos;
+		snprintf(err->msg, sizeof(err->msg), "%s is defined twice (multiply-defined symbol)", sym->name);
+		err->excerpt[0] = '\0';
+		return -EINVAL;
+	}
+	if ((m->n_syms + 1) * 2 > m->cap_syms) {
+		uint32_t cap = m->cap_syms ? m->cap_syms * 2 : 64;
+		struct symbol **t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < m->cap_syms; i++) {
+			if (!m->syms[i])
+				continue;
+			uint32_t j = ptr_hash(m->syms[i]->name) & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = m->syms[i];
+		}
+		free(m->syms);
+		m->syms = t;
+		m->cap_syms = cap;
+	}
+	struct symbol *c = spt_arena_memdup(&s->arena, sym, sizeof(*sym));
+	if (!c)
+		return -ENOMEM;
+	uint32_t j = ptr_hash(c->name) & (m->cap_syms - 1);
+	while (m->syms[j])
+		j = (j + 1) & (m->cap_syms - 1);
+	m->syms[j] = c;
+	m->n_syms++;
+	return 0;
+}
+
+static int push_name(const char ***arr, uint32_t **ar, uint32_t *n, uint32_t *cap, const char *name,
+		     uint32_t arity)
+{
+	if (*n == *cap) {
+		uint32_t c = *cap ? *cap * 2 : 16;
+		const char **a = realloc(*arr, c * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		if (ar) {
+			uint32_t *b = realloc(*ar, c * sizeof(*b));
+			if (!b)
+				return -ENOMEM;
+			*ar = b;
+		}
+		*cap = c;
+	}
+	if (ar)
+		(*ar)[*n] = arity;
+	(*arr)[(*n)++] = name;
+	return 0;
+}
+
+/* ---- loading ---- */
+
+static bool is_std(const char *name)
+{
+	for (size_t i = 0; i < sizeof(std_modules) / sizeof(std_modules[0]); i++)
+		if (!strcmp(std_modules[i].name, name))
+			return true;
+	return false;
+}
+
+static int add_std(struct spec *s, struct module *m, const char *name)
+{
+	for (uint32_t i = 0; i < m->n_std; i++)
+		if (m->std[i] == name)
+			return 0;
+	const char **n = realloc(m->std, (m->n_std + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	m->std = n;
+	m->std[m->n_std++] = name;
+	for (size_t i = 0; i < sizeof(std_modules) / sizeof(std_modules[0]); i++)
+		if (!strcmp(std_modules[i].name, name) && std_modules[i].also)
+			return add_std(s, m, spec_intern(s, std_modules[i].also, strlen(std_modules[i].also)));
+	return 0;
+}
+
+static void set_err(struct spec_error *err, const char *file, uint32_t line, uint32_t col, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void set_err(struct spec_error *err, const char *file, uint32_t line, uint32_t col, const char *fmt, ...)
+{
+	err->pos = (struct src_pos){ file, line, col };
+	err->excerpt[0] = '\0';
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fileno(f), &st) == 0 && (buf = malloc((size_t)st.st_size + 1))) {
+		*len = fread(buf, 1, (size_t)st.st_size, f);
+		buf[*len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+static struct module *load_module(struct spec *s, const char *name, const char *path, bool root_closure,
+				  int depth, struct spec_error *err);
+
+static int import_module(struct spec *s, struct module *into, struct module *from, struct spec_error *err,
+			 struct src_pos pos)
+{
+	for (uint32_t i = 0; i < from->n_std; i++)
+		if (add_std(s, into, from->std[i]))
+			return -ENOMEM;
+	for (uint32_t i = 0; i < from->cap_syms; i++) {
+		struct symbol *sym = from->syms[i];
+		if (!sym || (sym->def && sym->def->local))
+			continue;
+		int rc = add_symbol(s, into, sym, err, pos);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static TSNode named_field(TSNode n, const char *f) { return ts_node_child_by_field_name(n, f, (uint32_t)strlen(f)); }
+
+/* INSTANCE N WITH a <- e, ...: a copy of N whose constants and variables stand for expressions. */
+static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, struct module *m, const char *src,
+				      TSNode inst, struct spec_error *err, int depth)
+{
+	TSNode ks[256];
+	uint32_t nk = 0, total = ts_node_named_child_count(inst);
+	for (uint32_t i = 0; i < total && nk < 256; i++)
+		ks[nk++] = ts_node_named_child(inst, i);
+	if (nk == 0 || strcmp(ts_node_type(ks[0]), "identifier_ref")) {
+		TSPoint p = ts_node_start_point(inst);
+		set_err(err, m->path, p.row + 1, p.column + 1, "malformed INSTANCE");
+		return NULL;
+	}
+	uint32_t a = ts_node_start_byte(ks[0]), b = ts_node_end_byte(ks[0]);
+	const char *name = spec_intern(s, src + a, b - a);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.tla", s->dir, name);
+	struct module *mod = load_module(s, name, path, false, depth + 1, err);
+	if (!mod)
+		return NULL;
+	struct instance *in = spt_arena_alloc(&s->arena, sizeof(*in));
+	if (!in)
+		return NULL;
+	memset(in, 0, sizeof(*in));
+	in->mod = mod;
+	in->in = m;
+	in->from = spt_arena_alloc(&s->arena, nk * sizeof(*in->from));
+	in->to = spt_arena_alloc(&s->arena, nk * sizeof(*in->to));
+	if (!in->from || !in->to)
+		return NULL;
+	for (uint32_t i = 1; i < nk; i++) {
+		TSNode sub = ks[i];
+		if (strcmp(ts_node_type(sub), "substitution"))
+			continue;
+		TSNode parts[3];
+		uint32_t np = 0, t2 = ts_node_named_child_count(sub);
+		for (uint32_t j = 0; j < t2 && np < 3; j++) {
+			TSNode ch = ts_node_named_child(sub, j);
+			if (strcmp(ts_node_type(ch), "gets"))
+				parts[np++] = ch;
+		}
+		if (np != 2) {
+			TSPoint p = ts_node_start_point(sub);
+			set_err(err, m->path, p.row + 1, p.column + 1, "malformed substitution");
+			return NULL;
+		}
+		uint32_t sa = ts_node_start_byte(parts[0]), sb = ts_node_end_byte(parts[0]);
+		in->from[in->n] = spec_intern(s, src + sa, sb - sa);
+		pc->module = m;
+		if (!(in->to[in->n] = parse_expression(pc, src, m->path, parts[1], err)))
+			return NULL;
+		in->n++;
+	}
+	mod->subst = in;
+	return in;
+}
+
+static int declare(struct spec *s, struct module *m, TSNode decl, const char *src, bool root_closure,
+		   bool variable, struct spec_error *err)
+{
+	uint32_t total = ts_node_named_child_count(decl);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(decl, i);
+		const char *t = ts_node_type(ch);
+		uint32_t arity = 0;
+		TSNode id = ch;
+		if (!strcmp(t, "operator_declaration")) {
+			id = named_field(ch, "name");
+			arity = ts_node_named_child_count(ch) - 1;
+		} else if (strcmp(t, "identifier")) {
+			continue;
+		}
+		uint32_t a = ts_node_start_byte(id), b = ts_node_end_byte(id);
+		const char *name = spec_intern(s, src + a, b - a);
+		TSPoint p = ts_node_start_point(id);
+		struct src_pos pos = { m->path, p.row + 1, p.column + 1 };
+		struct symbol sym = { .name = name, .kind = variable ? SYM_VAR : SYM_CONST, .arity = arity, .module = m };
+		int rc;
+		if (variable) {
+			sym.index = root_closure ? s->n_vars : UINT32_MAX;
+			if ((rc = push_name(&m->variables, NULL, &m->n_variables, &(uint32_t){ m->n_variables }, name, 0)))
+				return rc;
+			if (root_closure && (rc = push_name(&s->vars, NULL, &s->n_vars, &s->cap_vars, name, 0)))
+				return rc;
+		} else {
+			sym.index = root_closure ? s->n_consts : UINT32_MAX;
+			if (root_closure && (rc = push_name(&s->consts, &s->const_arity, &s->n_consts, &s->cap_consts, name, arity)))
+				return rc;
+		}
+		if ((rc = add_symbol(s, m, &sym, err, pos)))
+			return rc;
+	}
+	return 0;
+}
+
+static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u, const char *src,
+		bool root_closure, int depth, struct spec_error *err)
+{
+	const char *t = ts_node_type(u);
+	TSPoint p = ts_node_start_point(u);
+	struct src_pos pos = { m->path, p.row + 1, p.column + 1 };
+	bool local = false;
+	if (!strcmp(t, "local_definition")) {
+		local = true;
+		u = ts_node_named_child(u, 0);
+		t = ts_node_type(u);
+	}
+	if (!strcmp(t, "extends")) {
+		uint32_t total = ts_node_named_child_count(u);
+		for (uint32_t i = 0; i < total; i++) {
+			TSNode id = ts_node_named_child(u, i);
+			if (strcmp(ts_node_type(id), "identifier_ref"))
+				continue;
+			uint32_t a = ts_node_start_byte(id), b = ts_node_end_byte(id);
+			const char *name = spec_intern(s, src + a, b - a);
+			if (is_std(name)) {
+				if (add_std(s, m, name))
+					return -ENOMEM;
+				continue;
+			}
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/%s.tla", s->dir, name);
+			struct module *e = load_module(s, name, path, root_closure, depth + 1, err);
+			if (!e)
+				return -EINVAL;
+			int rc = import_module(s, m, e, err, pos);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	if (!strcmp(t, "constant_declaration"))
+		return declare(s, m, u, src, root_closure, false, err);
+	if (!strcmp(t, "variable_declaration"))
+		return declare(s, m, u, src, root_closure, true, err);
+	if (!strcmp(t, "operator_definition") || !strcmp(t, "function_definition")) {
+		pc->module = m;
+		struct opdef *d = parse_definition(pc, src, m->path, u, err);
+		if (!d)
+			return -EINVAL;
+		d->local = local;
+		struct opdef **defs = realloc(m->defs, (m->n_defs + 1) * sizeof(*defs));
+		if (!defs)
+			return -ENOMEM;
+		m->defs = defs;
+		m->defs[m->n_defs++] = d;
+		struct symbol sym = { .name = d->name, .kind = SYM_DEF, .def = d, .module = m };
+		return add_symbol(s, m, &sym, err, pos);
+	}
+	if (!strcmp(t, "module_definition")) {
+		TSNode name = named_field(u, "name"), def = named_field(u, "definition");
+		if (ts_node_named_child_count(u) > 3) {
+			set_err(err, m->path, pos.line, pos.col, "parameterized instances (I(x) == INSTANCE ...) are not supported");
+			return -EINVAL;
+		}
+		struct instance *in = load_instance(s, pc, m, src, def, err, depth);
+		if (!in)
+			return -EINVAL;
+		uint32_t a = ts_node_start_byte(name), b = ts_node_end_byte(name);
+		struct symbol sym = { .name = spec_intern(s, src + a, b - a), .kind = SYM_INSTANCE, .inst = in, .module = m };
+		return add_symbol(s, m, &sym, err, pos);
+	}
+	if (!strcmp(t, "instance")) {
+		struct instance *in = load_instance(s, pc, m, src, u, err, depth);
+		if (!in)
+			return -EINVAL;
+		/* An unnamed INSTANCE brings N's definitions in; they evaluate inside the instance. */
+		for (uint32_t i = 0; i < in->mod->n_defs; i++) {
+			struct opdef *d = in->mod->defs[i];
+			if (d->local)
+				continue;
+			struct symbol sym = { .name = d->name, .kind = SYM_DEF, .def = d, .module = in->mod };
+			int rc = add_symbol(s, m, &sym, err, pos);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	static const char *const ignored[] = { "header_line", "double_line", "single_line", "comment",
+					       "block_comment", "recursive_declaration", "assumption",
+					       "theorem", "identifier", "extramodular_text", NULL };
+	for (const char *const *ig = ignored; *ig; ig++)
+		if (!strcmp(t, *ig))
+			return 0;
+	set_err(err, m->path, pos.line, pos.col, "%s is not supported at module level", t);
+	return -EINVAL;
+}
+
+static struct module *load_module(struct spec *s, const char *name, const char *path, bool root_closure,
+				  int depth, struct spec_error *err)
+{
+	/* A module extended twice in the root's closure is loaded once. */
+	for (uint32_t i = 0; root_closure && i < s->n_mods; i++)
+		if (s->mods[i]->name == name && !s->mods[i]->subst)
+			return s->mods[i];
+	if (depth > 32) {
+		set_err(err, path, 1, 1, "modules extend or instantiate each other more than 32 deep (a cycle?)");
+		return NULL;
+	}
+	struct module *m = spt_arena_alloc(&s->arena, sizeof(*m));
+	if (!m)
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	m->name = name;
+	m->path = spec_intern(s, path, strlen(path));
+	if (s->n_mods == s->cap_mods) {
+		uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
+		struct module **n = realloc(s->mods, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		s->mods = n;
+		s->cap_mods = cap;
+	}
+	s->mods[s->n_mods++] = m;
+	if (!(m->source = read_file(path, &m->source_len))) {
+		set_err(err, path, 0, 0, "cannot read module %s: %s%s", name, strerror(errno),
+			errno == ENOENT ? " (and it is not a standard module spectap implements: Naturals, Integers, "
+					  "Sequences, FiniteSets, TLC, SequencesExt, FiniteSetsExt, Functions)"
+					: "");
+		return NULL;
+	}
+	TSTree *tree = ts_parser_parse_string(s->parser, NULL, m->source, (uint32_t)m->source_len);
+	if (!tree) {
+		set_err(err, path, 0, 0, "the parser gave up on %s", path);
+		return NULL;
+	}
+	TSNode root = ts_tree_root_node(tree);
+	struct module *ret = NULL;
+	if (parse_syntax_error(m->source, m->path, root, err))
+		goto out;
+	TSNode mod = { 0 };
+	uint32_t nmods = 0, total = ts_node_named_child_count(root);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(root, i);
+		if (!strcmp(ts_node_type(ch), "module") && nmods++ == 0)
+			mod = ch;
+	}
+	if (nmods != 1) {
+		set_err(err, path, 1, 1, nmods ? "more than one module in a file is not supported"
+					      : "no ---- MODULE ... ---- found");
+		goto out;
+	}
+	TSNode mname = named_field(mod, "name");
+	uint32_t a = ts_node_start_byte(mname), b = ts_node_end_byte(mname);
+	if (spec_intern(s, m->source + a, b - a) != name) {
+		TSPoint p = ts_node_start_point(mname);
+		set_err(err, path, p.row + 1, p.column + 1, "the file %s holds module %.*s, not %s", path,
+			(int)(b - a), m->source + a, name);
+		goto out;
+	}
+	struct parse_ctx pc = { &s->arena, m, &s->names };
+	total = ts_node_named_child_count(mod);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode u = ts_node_named_child(mod, i);
+		if (ts_node_eq(u, mname))
+			continue;
+		if (unit(s, &pc, m, u, m->source, root_closure, depth, err))
+			goto out;
+	}
+	ret = m;
+out:
+	ts_tree_delete(tree);
+	return ret;
+}
+
+int spec_load(const char *path, struct spec **out, struct spec_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	struct spec *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	spt_arena_init(&s->arena);
+	char *copy = strdup(path), *copy2 = strdup(path);
+	s->parser = ts_parser_new();
+	int rc = -ENOMEM;
+	if (!copy || !copy2 || !s->parser || !ts_parser_set_language(s->parser, parse_language()))
+		goto fail;
+	s->dir = strdup(dirname(copy));
+	const char *base = basename(copy2);
+	size_t blen = strlen(base);
+	if (blen < 5 || strcmp(base + blen - 4, ".tla")) {
+		set_err(err, path, 0, 0, "a TLA+ module file name ends in .tla");
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (!s->dir)
+		goto fail;
+	const char *name = spec_intern(s, base, blen - 4);
+	if (!(s->root = load_module(s, name, path, true, 0, err))) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	free(copy);
+	free(copy2);
+	*out = s;
+	return 0;
+fail:
+	free(copy);
+	free(copy2);
+	spec_free(s);
+	return rc;
+}
+
+void spec_free(struct spec *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->n_mods; i++) {
+		struct module *m = s->mods[i];
+		free(m->source);
+		free(m->syms);
+		free(m->variables);
+		free(m->defs);
+		free(m->std);
+	}
+	free(s->mods);
+	free(s->vars);
+	free(s->consts);
+	free(s->const_arity);
+	free(s->names.slots);
+	free(s->dir);
+	if (s->parser)
+		ts_parser_delete(s->parser);
+	spt_arena_fini(&s->arena);
+	free(s);
+}
+
+int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct ast **out,
+		    struct spec_error *err)
+{
+	/* Parse as the body of a definition inside a scratch module. */
+	static const char head[] = "---- MODULE expr ----\nE == ";
+	static const char tail[] = "\n====\n";
+	size_t len = strlen(head) + strlen(text) + strlen(tail);
+	char *src = spt_arena_alloc(&s->arena, len + 1);
+	if (!src)
+		return -ENOMEM;
+	snprintf(src, len + 1, "%s%s%s", head, text, tail);
+	TSTree *tree = ts_parser_parse_string(s->parser, NULL, src, (uint32_t)len);
+	if (!tree)
+		return -ENOMEM;
+	int rc = -EINVAL;
+	TSNode root = ts_tree_root_node(tree);
+	if (parse_syntax_error(src, origin, root, err))
+		goto out;
+	TSNode mod = ts_node_named_child(root, 0);
+	TSNode def = { 0 };
+	uint32_t total = ts_node_named_child_count(mod);
+	for (uint32_t i = 0; i < total; i++)
+		if (!strcmp(ts_node_type(ts_node_named_child(mod, i)), "operator_definition"))
+			def = ts_node_named_child(mod, i);
+	if (ts_node_is_null(def)) {
+		set_err(err, origin, 1, 1, "not an expression: %s", text);
+		goto out;
+	}
+	struct parse_ctx pc = { &s->arena, s->root, &s->names };
+	*out = parse_expression(&pc, src, origin, ts_node_child_by_field_name(def, "definition", 10), err);
+	rc = *out ? 0 : -EINVAL;
+out:
+	if (rc && err->pos.line >= 2 && err->pos.file == origin) {
+		err->pos.line -= 1; /* positions relative to the expression's own text */
+		err->pos.col -= err->pos.line == 1 ? (uint32_t)strlen("E == ") : 0;
+	}
+	ts_tree_delete(tree);
+	return rc;
+}

@@ -1,0 +1,87 @@
+/*
+ * TLA+ modules: parsed from files with tree-sitter-tlaplus, with EXTENDS resolved (the spec's own
+ * modules from its directory; standard modules natively) and names looked up through one table
+ * per module.
+ */
+#ifndef SPECTAP_REPLAY_MODULE_H
+#define SPECTAP_REPLAY_MODULE_H
+
+#include "ast.h"
+#include "eval.h"
+
+enum sym_kind {
+	SYM_DEF,      /* an operator or function definition */
+	SYM_CONST,    /* a CONSTANT: its value comes from the .cfg */
+	SYM_VAR,      /* a VARIABLE */
+	SYM_BUILTIN,  /* a native operator of a standard module */
+	SYM_INSTANCE, /* M == INSTANCE N WITH ... */
+};
+
+struct instance;
+
+struct symbol {
+	const char *name; /* interned */
+	enum sym_kind kind;
+	struct opdef *def;
+	uint32_t index;   /* SYM_CONST, SYM_VAR: position in the root module's list */
+	uint32_t arity;   /* SYM_CONST: operator constants F(_) */
+	struct instance *inst;
+	struct module *module; /* where it was declared */
+};
+
+/* A module instance: N's symbols, with N's constants and variables substituted. */
+struct instance {
+	struct module *mod;      /* the instantiated module (its own copy) */
+	const char **from;       /* N's names ... */
+	struct ast **to;         /* ... and what they stand for, evaluated in `in` */
+	uint32_t n;
+	struct module *in;       /* the instantiating module */
+};
+
+struct module {
+	const char *name;
+	const char *path;
+	char *source;            /* the file's text, for error excerpts */
+	size_t source_len;
+	const char **extends;
+	uint32_t n_extends;
+	struct symbol **syms;    /* open-addressing table on interned name pointers */
+	uint32_t cap_syms, n_syms;
+	const char **constants;  /* declared here, in order */
+	uint32_t *const_arity;
+	uint32_t n_constants;
+	const char **variables;  /* declared here, in order */
+	uint32_t n_variables;
+	struct opdef **defs;     /* defined here, in order */
+	uint32_t n_defs;
+	const char **std;        /* standard modules visible (for builtins) */
+	uint32_t n_std;
+	struct instance *subst;  /* set when this module is an instance copy */
+};
+
+/* All modules of one spec, the names they intern and the memory they use. */
+struct spec;
+
+struct spec_error {
+	struct src_pos pos;
+	char msg[768];
+	char excerpt[160]; /* the offending source text, when known */
+};
+
+/* Parses path and every module it extends or instantiates. 0, or -EINVAL with err filled. */
+int spec_load(const char *path, struct spec **out, struct spec_error *err);
+void spec_free(struct spec *s);
+struct module *spec_root(struct spec *s);
+/* Every VARIABLE of the root module, including those of the modules it extends. */
+const char *const *spec_variables(struct spec *s, uint32_t *n);
+/* Every CONSTANT of the root module (and extended modules), with its arity. */
+const char *const *spec_constants(struct spec *s, uint32_t **arity, uint32_t *n);
+const char *spec_intern(struct spec *s, const char *name, size_t len);
+struct spt_arena *spec_arena(struct spec *s);
+
+struct symbol *module_lookup(struct module *m, const char *interned_name);
+/* Parses one expression in the context of the root module (for mappings and the command line). */
+int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct ast **out,
+		    struct spec_error *err);
+
+#endif

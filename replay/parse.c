@@ -1,0 +1,807 @@
+/*
+ * tree-sitter-tlaplus concrete syntax trees -> our AST. Anything outside the supported subset
+ * is an error naming the construct and its position, never silently dropped.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "parse.h"
+
+const TSLanguage *tree_sitter_tlaplus(void);
+
+struct conv {
+	struct parse_ctx *pc;
+	const char *src;
+	const char *file;
+	struct spec_error *err;
+	bool failed;
+};
+
+/* ---- errors ---- */
+
+static struct src_pos pos_of(struct conv *c, TSNode n)
+{
+	TSPoint p = ts_node_start_point(n);
+	return (struct src_pos){ c->file, p.row + 1, p.column + 1 };
+}
+
+static void excerpt(struct conv *c, TSNode n, char *out, size_t cap)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	const char *nl = memchr(c->src + a, '\n', b - a);
+	if (nl)
+		b = (uint32_t)(nl - c->src);
+	size_t len = b - a < cap - 1 ? b - a : cap - 1;
+	memcpy(out, c->src + a, len);
+	out[len] = '\0';
+}
+
+__attribute__((format(printf, 3, 4))) static void *fail(struct conv *c, TSNode n, const char *fmt, ...)
+{
+	if (c->failed)
+		return NULL;
+	c->failed = true;
+	c->err->pos = pos_of(c, n);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err->msg, sizeof(c->err->msg), fmt, ap);
+	va_end(ap);
+	excerpt(c, n, c->err->excerpt, sizeof(c->err->excerpt));
+	return NULL;
+}
+
+static const char *type(TSNode n) { return ts_node_type(n); }
+static bool is(TSNode n, const char *t) { return !strcmp(ts_node_type(n), t); }
+
+static const char *text(struct conv *c, TSNode n)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	return parse_intern(c->pc, c->src + a, b - a);
+}
+
+static void *alloc(struct conv *c, size_t size)
+{
+	void *p = spt_arena_alloc(c->pc->arena, size ? size : 1);
+	if (p)
+		memset(p, 0, size ? size : 1);
+	return p;
+}
+
+static struct ast *node(struct conv *c, TSNode n, enum ast_kind k, uint32_t nargs)
+{
+	struct ast *a = alloc(c, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->kind = k;
+	a->pos = pos_of(c, n);
+	a->n = nargs;
+	a->a = alloc(c, (nargs ? nargs : 1) * sizeof(*a->a));
+	return a->a ? a : NULL;
+}
+
+static TSNode field(TSNode n, const char *name) { return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name)); }
+
+/* Named children, skipping comments and punctuation-like named nodes in skip (NULL-terminated). */
+static uint32_t kids(TSNode n, TSNode *out, uint32_t cap, const char *const *skip)
+{
+	uint32_t k = 0, total = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		const char *t = type(ch);
+		if (!strcmp(t, "comment") || !strcmp(t, "block_comment"))
+			continue;
+		bool skipped = false;
+		for (const char *const *s = skip; s && *s && !skipped; s++)
+			skipped = !strcmp(t, *s);
+		if (skipped)
+			continue;
+		if (k < cap)
+			out[k] = ch;
+		k++;
+	}
+	return k;
+}
+
+#define MAX_KIDS 4096
+
+static struct ast *expr(struct conv *c, TSNode n);
+
+/* ---- operator symbols ---- */
+
+/* The name the evaluator knows an operator symbol node by. */
+static const char *op_name(TSNode sym)
+{
+	static const struct {
+		const char *node, *name;
+	} map[] = {
+		{ "plus", "+" },	 { "minus", "-" },	  { "mul", "*" },	   { "div", "\\div" },
+		{ "mod", "%" },		 { "pow", "^" },	  { "lt", "<" },	   { "gt", ">" },
+		{ "leq", "<=" },	 { "geq", ">=" },	  { "eq", "=" },	   { "neq", "#" },
+		{ "in", "\\in" },	 { "notin", "\\notin" }, { "cup", "\\cup" },	   { "cap", "\\cap" },
+		{ "setminus", "\\" },	 { "subseteq", "\\subseteq" }, { "dots_2", ".." }, { "times", "\\X" },
+		{ "circ", "\\o" },	 { "map_to", ":>" },	  { "compose", "@@" },	   { "land", "/\\" },
+		{ "lor", "\\/" },	 { "implies", "=>" },	  { "equiv", "<=>" },	   { "iff", "<=>" },
+		{ "lnot", "~" },	 { "negative", "-." },	  { "powerset", "SUBSET" }, { "union", "UNION" },
+		{ "domain", "DOMAIN" }, { "subset", "\\subset" }, { "supseteq", "\\supseteq" },
+		{ "supset", "\\supset" }, { "ll", "\\ll" },	  { "gg", "\\gg" },	   { "slash", "/" },
+		{ "vert", "|" },	 { "amp", "&" },	  { "doteq", "\\doteq" }, { "plusplus", "++" },
+		{ "minusminus", "--" }, { "dots_3", "..." },	  { "mulmul", "**" },	   { "slashslash", "//" },
+		{ "circ", "\\o" },	 { "oplus", "(+)" },	  { "ominus", "(-)" },	   { "prec", "\\prec" },
+		{ "preceq", "\\preceq" }, { "succ", "\\succ" },	  { "succeq", "\\succeq" }, { "sqcup", "\\sqcup" },
+		{ "sqcap", "\\sqcap" }, { "uplus", "\\uplus" },	  { "modmod", "%%" },	   { "hashhash", "##" },
+		{ "ampamp", "&&" },	 { "vertvert", "||" },	  { "powpow", "^^" },	   { "asterisk", "*" },
+	};
+	const char *t = ts_node_type(sym);
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(map[i].node, t))
+			return map[i].name;
+	return NULL;
+}
+
+/* ---- bounds ---- */
+
+/* quantifier_bound: x, y \in S or <<x, y>> \in S. */
+static bool bound(struct conv *c, TSNode qb, struct bound *b)
+{
+	TSNode set = field(qb, "set");
+	if (ts_node_is_null(set)) {
+		fail(c, qb, "unbounded quantifier: only x \\in S bounds are supported");
+		return false;
+	}
+	TSNode ks[64];
+	uint32_t nk = 0, total = ts_node_named_child_count(qb);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(qb, i);
+		if ((is(ch, "identifier") || is(ch, "tuple_of_identifiers")) && nk < 64)
+			ks[nk++] = ch;
+	}
+	if (nk == 1 && is(ks[0], "tuple_of_identifiers")) {
+		TSNode ids[64];
+		uint32_t ni = kids(ks[0], ids, 64, (const char *const[]){ "langle_bracket", "rangle_bracket", NULL });
+		b->tuple = true;
+		b->n_names = ni;
+		b->names = alloc(c, ni * sizeof(*b->names));
+		for (uint32_t i = 0; b->names && i < ni; i++)
+			b->names[i] = text(c, ids[i]);
+	} else {
+		b->tuple = false;
+		b->n_names = nk;
+		b->names = alloc(c, nk * sizeof(*b->names));
+		for (uint32_t i = 0; b->names && i < nk; i++) {
+			if (!is(ks[i], "identifier")) {
+				fail(c, ks[i], "a tuple of identifiers must be the only one in its bound");
+				return false;
+			}
+			b->names[i] = text(c, ks[i]);
+		}
+	}
+	b->set = expr(c, set);
+	return b->names && b->set;
+}
+
+/* Every quantifier_bound child (or "bound"/"generator" field) of n into a->bounds. */
+static bool bounds(struct conv *c, TSNode n, struct ast *a)
+{
+	TSNode qs[64];
+	uint32_t k = 0, total = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (is(ch, "quantifier_bound") && k < 64)
+			qs[k++] = ch;
+	}
+	a->n_bounds = k;
+	a->bounds = alloc(c, (k ? k : 1) * sizeof(*a->bounds));
+	if (!a->bounds)
+		return false;
+	for (uint32_t i = 0; i < k; i++)
+		if (!bound(c, qs[i], &a->bounds[i]))
+			return false;
+	return true;
+}
+
+/* ---- expressions ---- */
+
+static struct ast *list(struct conv *c, TSNode n, enum ast_kind k, const char *const *skip)
+{
+	TSNode *ks = malloc(MAX_KIDS * sizeof(*ks));
+	if (!ks)
+		return NULL;
+	uint32_t nk = kids(n, ks, MAX_KIDS, skip);
+	struct ast *a = NULL;
+	if (nk > MAX_KIDS) {
+		fail(c, n, "more than %d operands", MAX_KIDS);
+		goto out;
+	}
+	if (!(a = node(c, n, k, nk)))
+		goto out;
+	for (uint32_t i = 0; i < nk; i++)
+		if (!(a->a[i] = expr(c, ks[i]))) {
+			a = NULL;
+			goto out;
+		}
+out:
+	free(ks);
+	return a;
+}
+
+/* The expression inside a conj_item / disj_item / case arm, skipping its bullet. */
+static struct ast *junction(struct conv *c, TSNode n, enum ast_kind k)
+{
+	TSNode items[MAX_KIDS];
+	uint32_t ni = kids(n, items, MAX_KIDS, NULL);
+	struct ast *a = node(c, n, k, ni);
+	for (uint32_t i = 0; a && i < ni; i++) {
+		TSNode e[2];
+		uint32_t ne = kids(items[i], e, 2, (const char *const[]){ "bullet_conj", "bullet_disj", NULL });
+		if (ne != 1)
+			return fail(c, items[i], "malformed junction item");
+		if (!(a->a[i] = expr(c, e[0])))
+			return NULL;
+	}
+	return a;
+}
+
+static struct ast *name_app(struct conv *c, TSNode at, const char *name, TSNode *args, uint32_t n)
+{
+	struct ast *a = node(c, at, A_NAME, n);
+	if (!a)
+		return NULL;
+	a->name = name;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(a->a[i] = expr(c, args[i])))
+			return NULL;
+	return a;
+}
+
+static struct ast *infix(struct conv *c, TSNode n)
+{
+	TSNode sym = field(n, "symbol"), lhs = field(n, "lhs"), rhs = field(n, "rhs");
+	const char *op = op_name(sym);
+	if (!op)
+		return fail(c, sym, "the infix operator %s is not supported", type(sym));
+	if (!strcmp(op, "/\\") || !strcmp(op, "\\/")) {
+		struct ast *a = node(c, n, op[0] == '/' ? A_AND : A_OR, 2);
+		if (a && (!(a->a[0] = expr(c, lhs)) || !(a->a[1] = expr(c, rhs))))
+			return NULL;
+		return a;
+	}
+	if (!strcmp(op, "\\X")) {
+		/* A \X B \X C is a set of triples: flatten unparenthesized chains. */
+		TSNode parts[64];
+		uint32_t np = 0;
+		TSNode cur = n;
+		while (is(cur, "bound_infix_op") && is(field(cur, "symbol"), "times") && np < 63) {
+			parts[np++] = field(cur, "rhs");
+			cur = field(cur, "lhs");
+		}
+		parts[np++] = cur;
+		TSNode ordered[64];
+		for (uint32_t i = 0; i < np; i++)
+			ordered[i] = parts[np - 1 - i];
+		return name_app(c, n, parse_intern(c->pc, "\\X", 2), ordered, np);
+	}
+	TSNode args[2] = { lhs, rhs };
+	return name_app(c, n, parse_intern(c->pc, op, strlen(op)), args, 2);
+}
+
+static struct ast *prefix(struct conv *c, TSNode n)
+{
+	TSNode sym = field(n, "symbol"), rhs = field(n, "rhs");
+	if (is(sym, "unchanged")) {
+		struct ast *a = node(c, n, A_UNCHANGED, 1);
+		return a && (a->a[0] = expr(c, rhs)) ? a : NULL;
+	}
+	if (is(sym, "enabled") || is(sym, "always") || is(sym, "eventually"))
+		return fail(c, n, "temporal operator %s is not supported in evaluated expressions", type(sym));
+	const char *op = op_name(sym);
+	if (!op)
+		return fail(c, sym, "the prefix operator %s is not supported", type(sym));
+	TSNode args[1] = { rhs };
+	return name_app(c, n, parse_intern(c->pc, op, strlen(op)), args, 1);
+}
+
+static struct ast *number(struct conv *c, TSNode n)
+{
+	const char *t = text(c, n);
+	int base = 10;
+	const char *digits = t;
+	if (is(n, "binary_number") || is(n, "octal_number") || is(n, "hex_number")) {
+		base = is(n, "binary_number") ? 2 : is(n, "octal_number") ? 8 : 16;
+		digits = t + 2; /* \b, \o, \h */
+	}
+	int64_t v = 0;
+	for (const char *p = digits; *p; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : (*p | 32) >= 'a' && (*p | 32) <= 'f' ? (*p | 32) - 'a' + 10 : 99;
+		if (d >= base)
+			return fail(c, n, "malformed number %s", t);
+		if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v))
+			return fail(c, n, "the number %s does not fit in 64 bits", t);
+	}
+	struct ast *a = node(c, n, A_NUM, 0);
+	if (a)
+		a->num = v;
+	return a;
+}
+
+static struct ast *string(struct conv *c, TSNode n)
+{
+	uint32_t s = ts_node_start_byte(n) + 1, e = ts_node_end_byte(n) - 1;
+	char *buf = malloc(e - s + 1);
+	if (!buf)
+		return NULL;
+	size_t k = 0;
+	for (uint32_t i = s; i < e; i++) {
+		char ch = c->src[i];
+		if (ch == '\\' && i + 1 < e) {
+			char x = c->src[++i];
+			ch = x == 'n' ? '\n' : x == 't' ? '\t' : x == 'r' ? '\r' : x == 'f' ? '\f' : x;
+		}
+		buf[k++] = ch;
+	}
+	struct ast *a = node(c, n, A_STR, 0);
+	if (a && !(a->str = spt_str(c->pc->arena, buf, k)))
+		a = NULL;
+	free(buf);
+	return a;
+}
+
+static struct ast *except(struct conv *c, TSNode n)
+{
+	TSNode upd[MAX_KIDS];
+	uint32_t nu = 0, total = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (is(ch, "except_update") && nu < MAX_KIDS)
+			upd[nu++] = ch;
+	}
+	struct ast *a = node(c, n, A_EXCEPT, 1);
+	if (!a || !(a->a[0] = expr(c, field(n, "expr_to_update"))))
+		return NULL;
+	a->n_excepts = nu;
+	a->excepts = alloc(c, (nu ? nu : 1) * sizeof(*a->excepts));
+	if (!a->excepts)
+		return NULL;
+	for (uint32_t i = 0; i < nu; i++) {
+		/* The update_specifier field also names the '!' token: take the named node. */
+		TSNode spec = { 0 };
+		for (uint32_t j = 0; j < ts_node_named_child_count(upd[i]); j++)
+			if (is(ts_node_named_child(upd[i], j), "except_update_specifier"))
+				spec = ts_node_named_child(upd[i], j);
+		if (ts_node_is_null(spec))
+			return fail(c, upd[i], "malformed EXCEPT update");
+		TSNode steps[64];
+		uint32_t ns = kids(spec, steps, 64, NULL);
+		struct except_upd *u = &a->excepts[i];
+		u->n_steps = ns;
+		u->steps = alloc(c, (ns ? ns : 1) * sizeof(*u->steps));
+		if (!u->steps)
+			return NULL;
+		for (uint32_t j = 0; j < ns; j++) {
+			struct except_step *st = &u->steps[j];
+			if (is(steps[j], "except_update_record_field")) {
+				TSNode id[1];
+				if (kids(steps[j], id, 1, NULL) != 1)
+					return fail(c, steps[j], "malformed EXCEPT field");
+				st->field = true;
+				st->name = text(c, id[0]);
+			} else if (is(steps[j], "except_update_fn_appl")) {
+				TSNode args[64];
+				uint32_t na = kids(steps[j], args, 64, NULL);
+				st->n_args = na;
+				st->args = alloc(c, (na ? na : 1) * sizeof(*st->args));
+				for (uint32_t k = 0; st->args && k < na; k++)
+					if (!(st->args[k] = expr(c, args[k])))
+						return NULL;
+				if (!st->args)
+					return NULL;
+			} else {
+				return fail(c, steps[j], "unsupported EXCEPT path step %s", type(steps[j]));
+			}
+		}
+		if (!(u->value = expr(c, field(upd[i], "new_val"))))
+			return NULL;
+	}
+	return a;
+}
+
+static struct ast *record(struct conv *c, TSNode n, enum ast_kind k)
+{
+	TSNode ks[MAX_KIDS];
+	uint32_t nk = kids(n, ks, MAX_KIDS, (const char *const[]){ "all_map_to", NULL });
+	if (nk % 2)
+		return fail(c, n, "malformed record");
+	struct ast *a = node(c, n, k, nk / 2);
+	if (!a || !(a->fields = alloc(c, (nk / 2 + 1) * sizeof(*a->fields))))
+		return NULL;
+	for (uint32_t i = 0; i < nk / 2; i++) {
+		a->fields[i] = text(c, ks[2 * i]);
+		if (!(a->a[i] = expr(c, ks[2 * i + 1])))
+			return NULL;
+	}
+	return a;
+}
+
+static struct ast *let_in(struct conv *c, TSNode n)
+{
+	TSNode defs[256];
+	uint32_t nd = 0, total = ts_node_named_child_count(n);
+	TSNode body = field(n, "expression");
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if ((is(ch, "operator_definition") || is(ch, "function_definition") ||
+		     is(ch, "recursive_declaration") || is(ch, "module_definition")) && nd < 256)
+			defs[nd++] = ch;
+	}
+	struct ast *a = node(c, n, A_LET, 1);
+	if (!a || !(a->defs = alloc(c, (nd + 1) * sizeof(*a->defs))))
+		return NULL;
+	for (uint32_t i = 0; i < nd; i++) {
+		if (is(defs[i], "recursive_declaration"))
+			continue; /* LET definitions may refer to themselves anyway */
+		if (is(defs[i], "module_definition"))
+			return fail(c, defs[i], "INSTANCE inside LET is not supported");
+		struct opdef *d = parse_definition(c->pc, c->src, c->file, defs[i], c->err);
+		if (!d) {
+			c->failed = true;
+			return NULL;
+		}
+		a->defs[a->n_defs++] = d;
+	}
+	return (a->a[0] = expr(c, body)) ? a : NULL;
+}
+
+static struct ast *quant(struct conv *c, TSNode n)
+{
+	TSNode q = field(n, "quantifier");
+	struct ast *a = node(c, n, is(q, "exists") ? A_EXISTS : A_FORALL, 1);
+	if (!a || !bounds(c, n, a))
+		return NULL;
+	return (a->a[0] = expr(c, field(n, "expression"))) ? a : NULL;
+}
+
+static struct ast *choose(struct conv *c, TSNode n)
+{
+	TSNode set = field(n, "set"), intro = field(n, "intro");
+	if (ts_node_is_null(set))
+		return fail(c, n, "unbounded CHOOSE is not supported (write CHOOSE x \\in S : P)");
+	struct ast *a = node(c, n, A_CHOOSE, 1);
+	if (!a || !(a->bounds = alloc(c, sizeof(*a->bounds))))
+		return NULL;
+	a->n_bounds = 1;
+	struct bound *b = &a->bounds[0];
+	if (is(intro, "tuple_of_identifiers")) {
+		TSNode ids[64];
+		uint32_t ni = kids(intro, ids, 64, (const char *const[]){ "langle_bracket", "rangle_bracket", NULL });
+		b->tuple = true;
+		b->n_names = ni;
+		if (!(b->names = alloc(c, ni * sizeof(*b->names))))
+			return NULL;
+		for (uint32_t i = 0; i < ni; i++)
+			b->names[i] = text(c, ids[i]);
+	} else {
+		b->n_names = 1;
+		if (!(b->names = alloc(c, sizeof(*b->names))))
+			return NULL;
+		b->names[0] = text(c, intro);
+	}
+	if (!(b->set = expr(c, set)))
+		return NULL;
+	return (a->a[0] = expr(c, field(n, "expression"))) ? a : NULL;
+}
+
+static struct ast *case_expr(struct conv *c, TSNode n)
+{
+	TSNode arms[MAX_KIDS];
+	uint32_t na = kids(n, arms, MAX_KIDS, (const char *const[]){ "case_box", NULL });
+	bool other = na && is(arms[na - 1], "other_arm");
+	uint32_t nops = (na - other) * 2 + other;
+	struct ast *a = node(c, n, A_CASE, nops);
+	if (!a)
+		return NULL;
+	a->has_other = other;
+	for (uint32_t i = 0; i < na; i++) {
+		TSNode e[2];
+		uint32_t ne = kids(arms[i], e, 2, (const char *const[]){ "case_arrow", NULL });
+		if (is(arms[i], "other_arm")) {
+			if (ne != 1 || !(a->a[nops - 1] = expr(c, e[0])))
+				return c->failed ? NULL : fail(c, arms[i], "malformed OTHER arm");
+		} else {
+			if (ne != 2 || !(a->a[2 * i] = expr(c, e[0])) || !(a->a[2 * i + 1] = expr(c, e[1])))
+				return c->failed ? NULL : fail(c, arms[i], "malformed CASE arm");
+		}
+	}
+	return a;
+}
+
+static struct ast *bound_op(struct conv *c, TSNode n)
+{
+	TSNode name = field(n, "name");
+	TSNode args[MAX_KIDS];
+	uint32_t na = 0, total = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (!ts_node_eq(ch, name) && !is(ch, "comment") && !is(ch, "block_comment") && na < MAX_KIDS)
+			args[na++] = ch;
+	}
+	return name_app(c, n, text(c, name), args, na);
+}
+
+static struct ast *lambda(struct conv *c, TSNode n)
+{
+	TSNode ks[64];
+	uint32_t nk = kids(n, ks, 64, NULL);
+	if (nk < 2)
+		return fail(c, n, "malformed LAMBDA");
+	struct ast *a = node(c, n, A_LAMBDA, 1);
+	if (!a || !(a->params = alloc(c, nk * sizeof(*a->params))))
+		return NULL;
+	a->n_params = nk - 1;
+	for (uint32_t i = 0; i + 1 < nk; i++)
+		a->params[i] = text(c, ks[i]);
+	return (a->a[0] = expr(c, ks[nk - 1])) ? a : NULL;
+}
+
+static struct ast *prefixed(struct conv *c, TSNode n)
+{
+	/* Inst!Op(args): the instance name, then the operator applied in it. */
+	TSNode pre = field(n, "prefix"), op = field(n, "op");
+	TSNode comps[8];
+	uint32_t nc = kids(pre, comps, 8, NULL);
+	if (nc != 1 || !is(comps[0], "subexpr_component"))
+		return fail(c, n, "only Instance!Operator references are supported");
+	TSNode id[1];
+	if (kids(comps[0], id, 1, NULL) != 1 || !is(id[0], "identifier_ref"))
+		return fail(c, n, "only Instance!Operator references are supported");
+	struct ast *inner = is(op, "bound_op") ? bound_op(c, op) : is(op, "identifier_ref") ? name_app(c, op, text(c, op), NULL, 0) : fail(c, op, "unsupported reference after !");
+	if (!inner)
+		return NULL;
+	/* Encoded as the name "Inst!Op". */
+	const char *iname = text(c, id[0]);
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s!%s", iname, inner->name);
+	inner->name = parse_intern(c->pc, buf, strlen(buf));
+	return inner;
+}
+
+static struct ast *expr(struct conv *c, TSNode n)
+{
+	if (c->failed)
+		return NULL;
+	if (ts_node_is_null(n))
+		return NULL;
+	const char *t = type(n);
+	if (ts_node_is_missing(n) || !strcmp(t, "ERROR"))
+		return fail(c, n, "syntax error");
+	if (!strcmp(t, "identifier_ref") || !strcmp(t, "identifier"))
+		return name_app(c, n, text(c, n), NULL, 0);
+	if (!strcmp(t, "nat_number") || !strcmp(t, "binary_number") || !strcmp(t, "octal_number") ||
+	    !strcmp(t, "hex_number"))
+		return number(c, n);
+	if (!strcmp(t, "real_number"))
+		return fail(c, n, "real numbers are not supported");
+	if (!strcmp(t, "string"))
+		return string(c, n);
+	if (!strcmp(t, "boolean")) {
+		struct ast *a = node(c, n, A_BOOL, 0);
+		if (a)
+			a->num = !strcmp(text(c, n), "TRUE");
+		return a;
+	}
+	static const struct {
+		const char *node, *name;
+	} sets[] = { { "nat_number_set", "Nat" },   { "int_number_set", "Int" },
+		     { "real_number_set", "Real" }, { "boolean_set", "BOOLEAN" },
+		     { "string_set", "STRING" } };
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		if (!strcmp(t, sets[i].node))
+			return name_app(c, n, parse_intern(c->pc, sets[i].name, strlen(sets[i].name)), NULL, 0);
+	if (!strcmp(t, "parentheses")) {
+		TSNode e[1];
+		return kids(n, e, 1, NULL) == 1 ? expr(c, e[0]) : fail(c, n, "malformed parentheses");
+	}
+	if (!strcmp(t, "bound_infix_op"))
+		return infix(c, n);
+	if (!strcmp(t, "bound_prefix_op"))
+		return prefix(c, n);
+	if (!strcmp(t, "bound_postfix_op")) {
+		TSNode sym = field(n, "symbol");
+		if (!is(sym, "prime"))
+			return fail(c, sym, "the postfix operator %s is not supported", type(sym));
+		struct ast *a = node(c, n, A_PRIME, 1);
+		return a && (a->a[0] = expr(c, field(n, "lhs"))) ? a : NULL;
+	}
+	if (!strcmp(t, "bound_op"))
+		return bound_op(c, n);
+	if (!strcmp(t, "conj_list"))
+		return junction(c, n, A_AND);
+	if (!strcmp(t, "disj_list"))
+		return junction(c, n, A_OR);
+	if (!strcmp(t, "if_then_else")) {
+		struct ast *a = node(c, n, A_IF, 3);
+		if (a && (!(a->a[0] = expr(c, field(n, "if"))) || !(a->a[1] = expr(c, field(n, "then"))) ||
+			  !(a->a[2] = expr(c, field(n, "else")))))
+			return NULL;
+		return a;
+	}
+	if (!strcmp(t, "case"))
+		return case_expr(c, n);
+	if (!strcmp(t, "let_in"))
+		return let_in(c, n);
+	if (!strcmp(t, "choose"))
+		return choose(c, n);
+	if (!strcmp(t, "bounded_quantification"))
+		return quant(c, n);
+	if (!strcmp(t, "unbounded_quantification"))
+		return fail(c, n, "unbounded quantifiers are not supported (write \\E x \\in S : P)");
+	if (!strcmp(t, "finite_set_literal"))
+		return list(c, n, A_SET, NULL);
+	if (!strcmp(t, "tuple_literal"))
+		return list(c, n, A_TUPLE, (const char *const[]){ "langle_bracket", "rangle_bracket", NULL });
+	if (!strcmp(t, "set_filter")) {
+		struct ast *a = node(c, n, A_FILTER, 1);
+		if (!a || !bounds(c, n, a))
+			return NULL;
+		if (a->n_bounds != 1)
+			return fail(c, n, "a set filter has one bound");
+		return (a->a[0] = expr(c, field(n, "filter"))) ? a : NULL;
+	}
+	if (!strcmp(t, "set_map")) {
+		struct ast *a = node(c, n, A_MAP, 1);
+		if (!a || !bounds(c, n, a))
+			return NULL;
+		return (a->a[0] = expr(c, field(n, "map"))) ? a : NULL;
+	}
+	if (!strcmp(t, "function_literal")) {
+		struct ast *a = node(c, n, A_FUNC, 1);
+		if (!a || !bounds(c, n, a))
+			return NULL;
+		TSNode ks[64];
+		uint32_t nk = kids(n, ks, 64, (const char *const[]){ "quantifier_bound", "all_map_to", NULL });
+		return nk == 1 && (a->a[0] = expr(c, ks[0])) ? a : c->failed ? NULL : fail(c, n, "malformed function");
+	}
+	if (!strcmp(t, "set_of_functions"))
+		return list(c, n, A_FUNCSET, (const char *const[]){ "maps_to", NULL });
+	if (!strcmp(t, "record_literal"))
+		return record(c, n, A_RECORD);
+	if (!strcmp(t, "set_of_records"))
+		return record(c, n, A_RECSET);
+	if (!strcmp(t, "record_value")) {
+		TSNode ks[2];
+		if (kids(n, ks, 2, NULL) != 2)
+			return fail(c, n, "malformed record field access");
+		struct ast *a = node(c, n, A_FIELD, 1);
+		if (!a || !(a->fields = alloc(c, sizeof(*a->fields))))
+			return NULL;
+		a->fields[0] = a->name = text(c, ks[1]);
+		return (a->a[0] = expr(c, ks[0])) ? a : NULL;
+	}
+	if (!strcmp(t, "function_evaluation"))
+		return list(c, n, A_APPLY, NULL);
+	if (!strcmp(t, "except"))
+		return except(c, n);
+	if (!strcmp(t, "prev_func_val"))
+		return node(c, n, A_AT, 0);
+	if (!strcmp(t, "lambda"))
+		return lambda(c, n);
+	if (!strcmp(t, "prefixed_op"))
+		return prefixed(c, n);
+	if (!strcmp(t, "label"))
+		return expr(c, field(n, "expression"));
+	if (!strcmp(t, "step_expr_or_stutter") || !strcmp(t, "step_expr_no_stutter")) {
+		struct ast *a = list(c, n, A_STUTTER, (const char *const[]){ "langle_bracket", "rangle_bracket_sub", NULL });
+		if (a && a->n != 2)
+			return fail(c, n, "malformed [A]_v");
+		if (a)
+			a->num = !strcmp(t, "step_expr_no_stutter");
+		return a;
+	}
+	return fail(c, n, "%s is not supported", t);
+}
+
+/* ---- definitions ---- */
+
+struct opdef *parse_definition(struct parse_ctx *pc, const char *src, const char *file, TSNode n,
+			       struct spec_error *err)
+{
+	struct conv cv = { pc, src, file, err, false }, *c = &cv;
+	struct opdef *d = alloc(c, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->pos = pos_of(c, n);
+	d->module = pc->module;
+	TSNode name = field(n, "name");
+	if (!ts_node_is_null(name) && !is(name, "identifier")) {
+		/* Infix operator definitions (a ++ b == ...) are named by their symbol. */
+		TSNode sym[1];
+		const char *op = kids(name, sym, 1, NULL) == 1 ? op_name(sym[0]) : NULL;
+		if (!op)
+			return fail(c, name, "this operator symbol cannot be defined here");
+		d->name = parse_intern(pc, op, strlen(op));
+	} else if (!ts_node_is_null(name)) {
+		d->name = text(c, name);
+	} else {
+		return fail(c, n, "definition without a name");
+	}
+	TSNode ps[64];
+	uint32_t np = 0, total = ts_node_named_child_count(n);
+	TSNode def = field(n, "definition");
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (ts_node_eq(ch, name) || ts_node_eq(ch, def))
+			continue;
+		if ((is(ch, "identifier") || is(ch, "operator_declaration")) && np < 64)
+			ps[np++] = ch;
+	}
+	if (is(n, "function_definition")) {
+		struct ast tmp = { 0 };
+		if (!bounds(c, n, &tmp))
+			return NULL;
+		d->fbounds = tmp.bounds;
+		d->n_fbounds = tmp.n_bounds;
+		np = 0;
+	}
+	d->n_params = np;
+	d->params = alloc(c, (np + 1) * sizeof(*d->params));
+	d->param_arity = alloc(c, (np + 1) * sizeof(*d->param_arity));
+	if (!d->params || !d->param_arity)
+		return NULL;
+	for (uint32_t i = 0; i < np; i++) {
+		if (is(ps[i], "operator_declaration")) {
+			TSNode pn = field(ps[i], "name");
+			TSNode holes[64];
+			d->params[i] = text(c, pn);
+			d->param_arity[i] = kids(ps[i], holes, 64, NULL) - 1;
+		} else {
+			d->params[i] = text(c, ps[i]);
+		}
+	}
+	if (!(d->body = expr(c, def)))
+		return c->failed ? NULL : fail(c, n, "definition without a body");
+	return d;
+}
+
+struct ast *parse_expression(struct parse_ctx *pc, const char *src, const char *file, TSNode n,
+			     struct spec_error *err)
+{
+	struct conv cv = { pc, src, file, err, false };
+	struct ast *a = expr(&cv, n);
+	if (!a && !cv.failed)
+		fail(&cv, n, "out of memory");
+	return a;
+}
+
+/* The first ERROR or MISSING node under n, depth first. */
+static bool first_error(TSNode n, TSNode *out)
+{
+	if (ts_node_is_missing(n) || !strcmp(ts_node_type(n), "ERROR")) {
+		*out = n;
+		return true;
+	}
+	if (!ts_node_has_error(n))
+		return false;
+	uint32_t total = ts_node_child_count(n);
+	for (uint32_t i = 0; i < total; i++)
+		if (first_error(ts_node_child(n, i), out))
+			return true;
+	*out = n;
+	return true;
+}
+
+int parse_syntax_error(const char *src, const char *file, TSNode root, struct spec_error *err)
+{
+	TSNode bad;
+	if (!first_error(root, &bad))
+		return 0;
+	struct conv cv = { NULL, src, file, err, false };
+	if (ts_node_is_missing(bad))
+		fail(&cv, bad, "syntax error: missing %s", ts_node_type(bad));
+	else
+		fail(&cv, bad, "syntax error");
+	return -EINVAL;
+}
+
+const TSLanguage *parse_language(void) { return tree_sitter_tlaplus(); }

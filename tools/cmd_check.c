@@ -1,0 +1,285 @@
+/* spectap check: Transition Validation of canonical windows against a TLA+ spec. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "cli.h"
+#include "commands.h"
+#include "spectap/json.h"
+
+static const char usage[] =
+	"usage: spectap check --spec S.tla [--cfg S.cfg] --windows W.ndjson --action A [--json]\n"
+	"\n"
+	"Transition Validation: for every window of W (one JSON object per line with\n"
+	"pre_state, post_state, and optionally window_id, action, input), decides whether\n"
+	"action A of the spec, with some binding of its parameters, reaches a state whose\n"
+	"variables equal the window's post_state from its pre_state in one step. Variables\n"
+	"missing from pre_state range over what Init allows; missing from post_state are not\n"
+	"compared. Parameters range over the sets Next quantifies them over. JSON values\n"
+	"become TLA+ values as TLC's Json module makes them (objects: records, arrays:\n"
+	"sequences), so windows must be written in the spec's own value space.\n"
+	"\n"
+	"  --spec S.tla     the spec (modules it EXTENDS are read from its directory)\n"
+	"  --cfg S.cfg      its model configuration (default: S.cfg beside S.tla, if any)\n"
+	"  --windows W      canonical windows, NDJSON\n"
+	"  --action A       the action to check (windows naming another action are skipped)\n"
+	"  --max-failures N diagnoses listed per action (default 10; all are counted)\n"
+	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"rate\":r,\"score\":0|1,\"failures\":[...]}},\"score\":s}\n"
+	"  -h, --help       this text\n"
+	"\n"
+	"Exit status: 0 when the check ran, whatever the verdicts; 1 when the spec, the cfg or\n"
+	"a window could not be read or evaluated (the message names the file, line and column).\n";
+
+struct failure {
+	char *id;
+	char *text;   /* plain diagnosis */
+	char *json;   /* JSON diagnosis */
+};
+
+static char *show(spt_val *v)
+{
+	char *t = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&t, &n);
+	if (!f)
+		return NULL;
+	spt_value_print(f, v);
+	fclose(f);
+	return t;
+}
+
+static char *window_id(spt_val *w, uint64_t line)
+{
+	spt_val *id = spt_rec_get(w, "window_id");
+	struct spt_buf b = { 0 };
+	if (id)
+		spt_json_write(&b, id, 0, NULL);
+	else
+		spt_buf_printf(&b, "%" PRIu64, line);
+	return b.p;
+}
+
+static struct failure diagnose(const char *action, spt_val *w, uint64_t line, const struct window_result *r)
+{
+	struct failure f = { window_id(w, line), NULL, NULL };
+	struct spt_buf t = { 0 }, j = { 0 };
+	spt_buf_printf(&t, "window %s (line %" PRIu64 ") FAILED: ", f.id, line);
+	spt_buf_puts(&j, "{\"window_id\":");
+	spt_buf_puts(&j, f.id ? f.id : "null");
+	spt_buf_printf(&j, ",\"line\":%" PRIu64, line);
+	if (r->no_successor) {
+		spt_buf_printf(&t, "%s is not enabled in the pre-state (no binding of its parameters has a successor)\n", action);
+		spt_buf_puts(&j, ",\"enabled\":false,\"differs\":[]}");
+	} else {
+		spt_buf_printf(&t, "no successor of %s matches the post-state; the closest", action);
+		if (r->binding)
+			spt_buf_printf(&t, " (parameters %s)", r->binding);
+		spt_buf_printf(&t, " differs in %u variable%s:\n", r->n_diffs, r->n_diffs == 1 ? "" : "s");
+		spt_buf_puts(&j, ",\"enabled\":true,\"differs\":[");
+		for (uint32_t i = 0; i < r->n_diffs; i++)
+			spt_buf_printf(&j, "%s\"%s\"", i ? "," : "", r->diffs[i].var);
+		spt_buf_puts(&j, "],\"closest\":{");
+		if (r->binding) {
+			spt_buf_puts(&j, "\"binding\":");
+			spt_buf_json_str(&j, r->binding, strlen(r->binding));
+			spt_buf_putc(&j, ',');
+		}
+		spt_buf_puts(&j, "\"vars\":{");
+		for (uint32_t i = 0; i < r->n_diffs; i++) {
+			char *e = show(r->diffs[i].expected), *g = show(r->diffs[i].reached);
+			spt_buf_printf(&t, "    %-16s expected %s\n    %-16s reached  %s\n", r->diffs[i].var, e ? e : "?", "", g ? g : "?");
+			spt_buf_printf(&j, "%s\"%s\":{\"expected\":", i ? "," : "", r->diffs[i].var);
+			spt_buf_json_str(&j, e ? e : "", e ? strlen(e) : 0);
+			spt_buf_puts(&j, ",\"reached\":");
+			spt_buf_json_str(&j, g ? g : "", g ? strlen(g) : 0);
+			spt_buf_putc(&j, '}');
+			free(e);
+			free(g);
+		}
+		spt_buf_puts(&j, "}}}");
+	}
+	f.text = t.p;
+	f.json = j.p;
+	return f;
+}
+
+struct tally {
+	uint64_t windows, passed, skipped, listed;
+	struct failure *fails;
+	size_t n_fails;
+	double seconds;
+};
+
+static int check_file(struct cli *c, struct checker *ck, const char *path, const char *action,
+		      uint64_t max_failures, struct tally *t)
+{
+	struct cli_input in;
+	int rc = cli_input_open(c, path, &in);
+	if (rc)
+		return rc;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	const char *p = in.data, *end = in.data + in.len;
+	uint64_t line = 0;
+	rc = CLI_OK;
+	while (p < end && rc == CLI_OK) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		line++;
+		const char *l = p;
+		p += len + (nl ? 1 : 0);
+		size_t k = 0;
+		while (k < len && (l[k] == ' ' || l[k] == '\t' || l[k] == '\r'))
+			k++;
+		if (k == len)
+			continue;
+		struct spt_arena *a = checker_window_arena(ck);
+		spt_arena_reset(a);
+		spt_val *w;
+		struct spt_json_error je = { 0 };
+		if (spt_json_parse(a, l, len, 0, &w, &je)) {
+			rc = cli_fail(c, "%s:%" PRIu64 ":%u: %s", in.name, line, je.col, je.msg);
+			break;
+		}
+		spt_val *pre = w->kind == SPT_REC ? spt_rec_get(w, "pre_state") : NULL;
+		spt_val *post = w->kind == SPT_REC ? spt_rec_get(w, "post_state") : NULL;
+		if (!pre || !post || !spt_is_fun(pre) || !spt_is_fun(post) || (pre->n && pre->kind != SPT_REC) ||
+		    (post->n && post->kind != SPT_REC)) {
+			rc = cli_fail(c, "%s:%" PRIu64 ":1: a window needs \"pre_state\" and \"post_state\" objects", in.name, line);
+			break;
+		}
+		spt_val *act = spt_rec_get(w, "action");
+		if (act && (act->kind != SPT_STR || strcmp(act->u.s, action))) {
+			t->skipped++;
+			continue;
+		}
+		struct window_result res;
+		struct check_error err;
+		if (checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, &res, &err)) {
+			rc = cli_fail(c, "%s (window at %s:%" PRIu64 ")", err.msg, in.name, line);
+			break;
+		}
+		t->windows++;
+		if (res.passed) {
+			t->passed++;
+		} else if (t->listed < max_failures) {
+			struct failure *n = realloc(t->fails, (t->n_fails + 1) * sizeof(*n));
+			if (!n) {
+				rc = cli_fail(c, "out of memory");
+				break;
+			}
+			t->fails = n;
+			t->fails[t->n_fails++] = diagnose(action, w, line, &res);
+			t->listed++;
+		}
+		if ((t->windows & 0xff) == 0)
+			cli_progress(c, "%" PRIu64 " windows, %" PRIu64 " passed", t->windows, t->passed);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	cli_progress_done(c);
+	cli_input_close(&in);
+	return rc;
+}
+
+static void report(struct cli *c, const char *action, const struct tally *t)
+{
+	double rate = t->windows ? (double)t->passed / (double)t->windows : 0.0;
+	int score = t->windows && t->passed == t->windows;
+	if (c->json) {
+		printf("{\"actions\":{");
+		cli_json_str(stdout, action);
+		printf(":{\"windows\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"rate\":%.4f,\"score\":%d,\"skipped\":%" PRIu64
+		       ",\"seconds\":%.3f,\"failures\":[",
+		       t->windows, t->passed, rate, score, t->skipped, t->seconds);
+		for (size_t i = 0; i < t->n_fails; i++)
+			printf("%s%s", i ? "," : "", t->fails[i].json ? t->fails[i].json : "null");
+		printf("]}}");
+		if (t->windows)
+			printf(",\"score\":%d}\n", score);
+		else
+			printf(",\"score\":null}\n");
+		return;
+	}
+	printf("action %s: %" PRIu64 " windows, %" PRIu64 " passed (%.1f%%), score %d", action, t->windows, t->passed,
+	       100.0 * rate, score);
+	if (t->skipped)
+		printf("; %" PRIu64 " windows of other actions skipped", t->skipped);
+	printf("  [%.3f s, %.0f windows/s]\n", t->seconds, t->seconds > 0 ? (double)t->windows / t->seconds : 0.0);
+	for (size_t i = 0; i < t->n_fails; i++)
+		printf("  %s", t->fails[i].text ? t->fails[i].text : "?\n");
+	if (t->windows > t->passed && t->n_fails < t->windows - t->passed)
+		printf("  ... %" PRIu64 " more failing windows (--max-failures)\n", t->windows - t->passed - t->n_fails);
+	if (!t->windows)
+		printf("score: none (no window of %s: actions without windows are left out)\n", action);
+	else
+		printf("score: %d (mean over 1 action with windows)\n", score);
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct cli c = { .cmd = "check", .usage = usage };
+	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL;
+	uint64_t max_failures = 10;
+	static const struct option longopts[] = {
+		{ "spec", required_argument, NULL, 's' },    { "cfg", required_argument, NULL, 'c' },
+		{ "windows", required_argument, NULL, 'w' }, { "action", required_argument, NULL, 'a' },
+		{ "max-failures", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json"))
+			c.json = true;
+	int opt;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's': spec = optarg; break;
+		case 'c': cfg = optarg; break;
+		case 'w': windows = optarg; break;
+		case 'a': action = optarg; break;
+		case 'm':
+			if (!cli_parse_u64(&c, "--max-failures", optarg, &max_failures))
+				return CLI_USAGE;
+			break;
+		case 'j': break;
+		case 'h': return cli_help(&c);
+		case ':': return cli_usage_error(&c, "%s needs a value", argv[optind - 1]);
+		default: return cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error(&c, "unexpected argument '%s' (a .spt trace needs --map, not yet supported)", argv[optind]);
+	if (!spec || !windows || !action)
+		return cli_usage_error(&c, "--spec, --windows and --action are required");
+
+	struct checker *ck;
+	struct check_error err;
+	if (checker_new(spec, cfg, &ck, &err))
+		return cli_fail(&c, "%s", err.msg);
+	uint32_t params;
+	int rc;
+	if (checker_action(ck, action, &params, &err)) {
+		rc = cli_fail(&c, "%s", err.msg);
+		goto out;
+	}
+	struct tally t = { 0 };
+	rc = check_file(&c, ck, windows, action, max_failures, &t);
+	if (rc == CLI_OK)
+		report(&c, action, &t);
+	for (size_t i = 0; i < t.n_fails; i++) {
+		free(t.fails[i].id);
+		free(t.fails[i].text);
+		free(t.fails[i].json);
+	}
+	free(t.fails);
+out:
+	checker_free(ck);
+	return rc;
+}
