@@ -81,10 +81,11 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libreplay.a $(B
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a $(LIBS)
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN_C) $(HEADERS)
+# Fuzz targets: our code instrumented; the generated grammar linked as built (not ours to fuzz).
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(REPLAY_SRC) $(GEN_C) $(HEADERS) $(GRAMMAR_OBJ)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) -std=c11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ $< $(LIB_SRC) $(GEN_C) $(LIBS)
+		-o $@ $< $(LIB_SRC) $(REPLAY_SRC) $(GEN_C) $(GRAMMAR_OBJ) $(LIBS)
 
 $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
@@ -122,6 +123,7 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@BUILD=$(BUILD) sh bench/run.sh
+	@BUILD=$(BUILD) sh bench/bench_check.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -201,7 +201,8 @@ int apply_def(struct interp *in, struct ctx c, const struct ast *at, struct opde
 static int eval_set(struct interp *in, struct ctx c, const struct ast *e, spt_val **out);
 
 /* Materializes a function definition f[x \in S] == e. */
-static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d, spt_val **out);
+static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d,
+			 struct binding *env, struct module *m, spt_val **out);
 
 static int call_closure(struct interp *in, struct ctx c, const struct ast *at, struct closure *cl,
 			const struct ast *const *args, uint32_t n, spt_val **out)
@@ -240,12 +241,18 @@ static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **
 		*out = r.val;
 		return 0;
 	case R_CLOSURE:
+		if (r.op->def && r.op->def->n_fbounds) {
+			/* A function defined in a LET: f[x \in S] == ... */
+			if (e->n)
+				return ev_fail(&in->ev, e, "%s is a function: write %s[...]", e->name, e->name);
+			return fun_def_value(in, c, e, r.op->def, r.op->env, r.op->mod, out);
+		}
 		return call_closure(in, c, e, r.op, args, e->n, out);
 	case R_DEF: {
 		if (r.def->n_fbounds) {
 			if (e->n)
 				return ev_fail(&in->ev, e, "%s is a function: write %s[...]", e->name, e->name);
-			return fun_def_value(in, c, e, r.def, out);
+			return fun_def_value(in, c, e, r.def, NULL, r.def->module, out);
 		}
 		struct ctx body;
 		if (apply_def(in, c, e, r.def, r.mod, NULL, args, e->n, &body))
@@ -394,7 +401,7 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 		struct resolved r;
 		if (resolve(in, c, set, set->name, set->n, &r))
 			return EVAL_ERR;
-		if (r.kind == R_BUILTIN && !r.bi) {
+		if (r.kind == R_BUILTIN && !r.bi && set->n == 0) {
 			const char *n = set->name;
 			if (!strcmp(n, "Nat"))
 				*out = x->kind == SPT_INT && x->u.i >= 0;
@@ -572,12 +579,12 @@ static int constructor(struct interp *in, struct ctx c, const struct ast *e, int
 	return *out ? 0 : oom(in, e);
 }
 
-static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d, spt_val **out)
+static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d,
+			 struct binding *env, struct module *m, spt_val **out)
 {
-	(void)c;
 	struct ast tmp = { .kind = A_FUNC, .pos = d->pos, .n = 1, .a = (struct ast *[]){ d->body },
 			   .bounds = d->fbounds, .n_bounds = d->n_fbounds };
-	struct ctx dc = { NULL, d->module, NULL, c.primed };
+	struct ctx dc = { env, m, NULL, c.primed };
 	if (++depth > MAX_DEPTH) {
 		depth--;
 		return ev_fail(&in->ev, at, "recursion deeper than %d evaluating %s", MAX_DEPTH, d->name);
@@ -811,6 +818,8 @@ static int eval_name_special(struct interp *in, struct ctx c, const struct ast *
 
 int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
+	if (++in->steps > in->max_steps && in->max_steps)
+		return ev_fail(&in->ev, e, "evaluation budget of %llu steps exhausted", (unsigned long long)in->max_steps);
 	if (++depth > MAX_DEPTH) {
 		depth--;
 		return ev_fail(&in->ev, e, "evaluation nested deeper than %d (unbounded recursion?)", MAX_DEPTH);
@@ -949,22 +958,28 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 			struct resolved r;
 			if ((rc = resolve(in, c, f, f->name, 0, &r)))
 				break;
-			if (r.kind == R_DEF && r.def->n_fbounds == 1 && r.def->fbounds[0].n_names == 1 && !r.def->fbounds[0].tuple) {
+			/* a module-level function definition, or one in a LET (a closure) */
+			struct opdef *fd = r.kind == R_DEF ? r.def : r.kind == R_CLOSURE ? r.op->def : NULL;
+			if (fd && fd->n_fbounds == 1 && fd->fbounds[0].n_names == 1 && !fd->fbounds[0].tuple) {
 				if ((rc = fn_args(in, c, (const struct ast *const *)e->a + 1, e->n - 1, &key)))
 					break;
-				struct ctx dc = { NULL, r.def->module, NULL, c.primed };
+				struct ctx dc = { NULL, fd->module, NULL, c.primed };
+				if (r.kind == R_CLOSURE) {
+					dc.env = r.op->env;
+					dc.mod = r.op->mod;
+				}
 				bool m;
-				if ((rc = eval_member(in, dc, key, r.def->fbounds[0].set, &m)))
+				if ((rc = eval_member(in, dc, key, fd->fbounds[0].set, &m)))
 					break;
 				if (!m) {
 					rc = ev_fail(&in->ev, e, "%s is not in the domain of %s", ev_show(&in->ev, key), f->name);
 					break;
 				}
-				if (!(dc.env = bind_value(in, NULL, r.def->fbounds[0].names[0], key))) {
+				if (!(dc.env = bind_value(in, dc.env, fd->fbounds[0].names[0], key))) {
 					rc = oom(in, e);
 					break;
 				}
-				rc = eval(in, dc, r.def->body, out);
+				rc = eval(in, dc, fd->body, out);
 				break;
 			}
 		}

@@ -42,7 +42,8 @@ struct interp {
 	spt_val **cur;          /* the state; NULL = unknown */
 	spt_val **next;         /* the next state being built; NULL = not assigned yet */
 	bool init_mode;         /* enumerating Init: unprimed variables are the ones assigned */
-	uint64_t steps;         /* evaluation budget guard */
+	uint64_t steps;         /* expressions evaluated so far */
+	uint64_t max_steps;     /* give up past this many (0: no limit); fuzzing sets one */
 };
 
 void interp_init(struct interp *in, struct spec *s, struct spt_arena *a);

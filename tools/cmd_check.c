@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "check.h"
@@ -193,9 +194,11 @@ static void report(struct cli *c, const char *action, const struct tally *t)
 	if (c->json) {
 		printf("{\"actions\":{");
 		cli_json_str(stdout, action);
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
 		printf(":{\"windows\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"rate\":%.4f,\"score\":%d,\"skipped\":%" PRIu64
-		       ",\"seconds\":%.3f,\"failures\":[",
-		       t->windows, t->passed, rate, score, t->skipped, t->seconds);
+		       ",\"seconds\":%.3f,\"peak_rss_kb\":%ld,\"failures\":[",
+		       t->windows, t->passed, rate, score, t->skipped, t->seconds, ru.ru_maxrss);
 		for (size_t i = 0; i < t->n_fails; i++)
 			printf("%s%s", i ? "," : "", t->fails[i].json ? t->fails[i].json : "null");
 		printf("]}}");
