@@ -117,8 +117,10 @@ static int value(struct lex *l, spt_val **out)
 		const char *b = ++l->p;
 		while (*l->p && *l->p != '"' && *l->p != '\n')
 			l->p++;
-		if (*l->p != '"')
+		if (*l->p != '"') {
+			l->p = b - 1; /* point at the opening quote */
 			return bad(l, "unterminated string");
+		}
 		*out = spt_str(a, b, (size_t)(l->p++ - b));
 		return *out ? 0 : -ENOMEM;
 	}

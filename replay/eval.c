@@ -3,13 +3,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "interp.h"
 
 #define MAX_ENUM 1000000u /* largest set built to enumerate [S -> T] and friends */
-#define MAX_DEPTH 2000
+#define MAX_DEPTH 100000 /* nesting of eval calls; the stack guard below usually stops first */
 
 static int depth;
+static uintptr_t stack_base; /* the frame of the outermost eval */
+static size_t stack_budget;  /* how much stack nested evaluation may use */
+
+/* True when nested evaluation has used up its share of the stack: deep (or runaway) recursion
+ * in a spec is an evaluation error, not a crash. Half of the stack limit (at most 256 MiB). */
+static bool stack_exhausted(void)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (depth == 1)
+		stack_base = here;
+	if (!stack_budget) {
+		struct rlimit rl;
+		size_t lim = 8u << 20;
+		if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			lim = (size_t)rl.rlim_cur;
+		else if (getrlimit(RLIMIT_STACK, &rl) == 0)
+			lim = (size_t)256 << 20;
+		if (lim > ((size_t)256 << 20))
+			lim = (size_t)256 << 20;
+		stack_budget = lim / 2;
+	}
+	return stack_base > here && stack_base - here > stack_budget;
+}
 
 void interp_init(struct interp *in, struct spec *s, struct spt_arena *a)
 {
@@ -820,9 +844,9 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
 	if (++in->steps > in->max_steps && in->max_steps)
 		return ev_fail(&in->ev, e, "evaluation budget of %llu steps exhausted", (unsigned long long)in->max_steps);
-	if (++depth > MAX_DEPTH) {
+	if (++depth > MAX_DEPTH || stack_exhausted()) {
 		depth--;
-		return ev_fail(&in->ev, e, "evaluation nested deeper than %d (unbounded recursion?)", MAX_DEPTH);
+		return ev_fail(&in->ev, e, "evaluation nested too deeply (%d levels): unbounded recursion?", depth);
 	}
 	int rc = 0;
 	switch (e->kind) {

@@ -34,6 +34,8 @@ struct spec {
 	uint32_t n_vars, n_consts, cap_vars, cap_consts;
 	char *dir;
 	TSParser *parser;
+	const char *alias;      /* EXTENDS alias reads alias_path (a mapping's "Spec") */
+	char *alias_path;
 };
 
 /* ---- interning ---- */
@@ -182,6 +184,16 @@ static int push_name(const char ***arr, uint32_t **ar, uint32_t *n, uint32_t *ca
 
 /* ---- loading ---- */
 
+/* Modules are found beside the module that names them. */
+static void sibling(char *out, size_t cap, const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash)
+		snprintf(out, cap, "%.*s/%s.tla", (int)(slash - path), path, name);
+	else
+		snprintf(out, cap, "%s.tla", name);
+}
+
 static bool is_std(const char *name)
 {
 	for (size_t i = 0; i < sizeof(std_modules) / sizeof(std_modules[0]); i++)
@@ -271,10 +283,16 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 	uint32_t a = ts_node_start_byte(ks[0]), b = ts_node_end_byte(ks[0]);
 	const char *name = spec_intern(s, src + a, b - a);
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s.tla", s->dir, name);
+	sibling(path, sizeof(path), m->path, name);
 	struct module *mod = load_module(s, name, path, false, depth + 1, err);
-	if (!mod)
+	if (!mod) {
+		if (err->pos.line == 0) {
+			/* The file could not be read: say where it is instantiated. */
+			TSPoint ip = ts_node_start_point(ks[0]);
+			err->pos = (struct src_pos){ m->path, ip.row + 1, ip.column + 1 };
+		}
 		return NULL;
+	}
 	struct instance *in = spt_arena_alloc(&s->arena, sizeof(*in));
 	if (!in)
 		return NULL;
@@ -376,10 +394,19 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 				continue;
 			}
 			char path[4096];
-			snprintf(path, sizeof(path), "%s/%s.tla", s->dir, name);
+			if (s->alias && name == s->alias)
+				snprintf(path, sizeof(path), "%s", s->alias_path);
+			else
+				sibling(path, sizeof(path), m->path, name);
 			struct module *e = load_module(s, name, path, root_closure, depth + 1, err);
-			if (!e)
+			if (!e) {
+				if (err->pos.line == 0) {
+					/* The file could not be read: say where it is extended. */
+					TSPoint ip = ts_node_start_point(id);
+					err->pos = (struct src_pos){ m->path, ip.row + 1, ip.column + 1 };
+				}
 				return -EINVAL;
+			}
 			int rc = import_module(s, m, e, err, pos);
 			if (rc)
 				return rc;
@@ -499,7 +526,10 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 	}
 	TSNode mname = named_field(mod, "name");
 	uint32_t a = ts_node_start_byte(mname), b = ts_node_end_byte(mname);
-	if (spec_intern(s, m->source + a, b - a) != name) {
+	if (name == s->alias && s->alias) {
+		/* The aliased module is whatever module the file holds. */
+		m->name = spec_intern(s, m->source + a, b - a);
+	} else if (spec_intern(s, m->source + a, b - a) != name) {
 		TSPoint p = ts_node_start_point(mname);
 		set_err(err, path, p.row + 1, p.column + 1, "the file %s holds module %.*s, not %s", path,
 			(int)(b - a), m->source + a, name);
@@ -522,11 +552,24 @@ out:
 
 int spec_load(const char *path, struct spec **out, struct spec_error *err)
 {
+	return spec_load_aliased(path, NULL, NULL, out, err);
+}
+
+int spec_load_aliased(const char *path, const char *alias, const char *alias_path, struct spec **out,
+		      struct spec_error *err)
+{
 	memset(err, 0, sizeof(*err));
 	struct spec *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	spt_arena_init(&s->arena);
+	if (alias) {
+		s->alias = spec_intern(s, alias, strlen(alias));
+		if (!s->alias || !(s->alias_path = strdup(alias_path))) {
+			spec_free(s);
+			return -ENOMEM;
+		}
+	}
 	char *copy = strdup(path), *copy2 = strdup(path);
 	s->parser = ts_parser_new();
 	int rc = -ENOMEM;
@@ -552,6 +595,11 @@ int spec_load(const char *path, struct spec **out, struct spec_error *err)
 	*out = s;
 	return 0;
 fail:
+	/* The position's file name lives in the spec's arena: keep a copy the caller can print. */
+	if (err->pos.file && err->pos.file != err->file) {
+		snprintf(err->file, sizeof(err->file), "%s", err->pos.file);
+		err->pos.file = err->file;
+	}
 	free(copy);
 	free(copy2);
 	spec_free(s);
@@ -576,6 +624,7 @@ void spec_free(struct spec *s)
 	free(s->const_arity);
 	free(s->names.slots);
 	free(s->dir);
+	free(s->alias_path);
 	if (s->parser)
 		ts_parser_delete(s->parser);
 	spt_arena_fini(&s->arena);

@@ -66,10 +66,15 @@ struct spec_error {
 	struct src_pos pos;
 	char msg[768];
 	char excerpt[160]; /* the offending source text, when known */
+	char file[1024];   /* pos.file points here after spec_load fails (the spec is freed) */
 };
 
 /* Parses path and every module it extends or instantiates. 0, or -EINVAL with err filled. */
 int spec_load(const char *path, struct spec **out, struct spec_error *err);
+/* The same, with EXTENDS alias reading the module in alias_path, whatever its name (mappings
+ * EXTEND "Spec", the spec given on the command line). */
+int spec_load_aliased(const char *path, const char *alias, const char *alias_path, struct spec **out,
+		      struct spec_error *err);
 void spec_free(struct spec *s);
 struct module *spec_root(struct spec *s);
 /* Every VARIABLE of the root module, including those of the modules it extends. */

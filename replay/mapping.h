@@ -1,0 +1,35 @@
+/*
+ * Mappings (docs/mapping.md): a TLA+ module that EXTENDS Spec and says how a trace's events
+ * become windows of the spec's actions. This knows no particular system: the mapping does.
+ */
+#ifndef SPECTAP_REPLAY_MAPPING_H
+#define SPECTAP_REPLAY_MAPPING_H
+
+#include "check.h"
+#include "spectap/trace.h"
+
+struct map_window {
+	uint64_t id;           /* 1, 2, ... in trace order of the window's end */
+	const char *action;
+	const char *node;      /* the actor */
+	spt_val *pre, *post;   /* records: variable -> value */
+	spt_val *params;       /* a tuple, or NULL: range over Next's sets */
+	spt_val *input;        /* a record, or NULL */
+	uint64_t first_event, last_event; /* ordinals in the trace */
+};
+
+/* 0 goes on; anything else stops the run and is returned. */
+typedef int (*map_window_fn)(void *arg, const struct map_window *w);
+
+struct mapping;
+
+/* Loads the mapping module with Spec standing for spec_path, and the spec's cfg. */
+int mapping_new(const char *map_path, const char *spec_path, const char *cfg_path, struct mapping **out,
+		struct check_error *err);
+void mapping_free(struct mapping *m);
+/* The checker of the spec (with the mapping's definitions visible), to check the windows. */
+struct checker *mapping_checker(struct mapping *m);
+/* Reads every event of r and calls fn for each window, in the order windows end. */
+int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void *arg, struct check_error *err);
+
+#endif
