@@ -23,7 +23,7 @@ if [ -d "$spec_dir/windows" ]; then
 		head -n 10000 "$tmp/w.ndjson" >"$tmp/w10k.ndjson"
 		taskset -c 0 "$spectap" check --spec "$spec_dir/Raft.tla" --windows "$tmp/w10k.ndjson" \
 			--action "$action" --json >"$tmp/out.json" || { echo "  $action: check failed" >&2; continue; }
-		sed -n 's/.*"windows":\([0-9]*\),"passed":\([0-9]*\).*"seconds":\([0-9.]*\),"peak_rss_kb":\([0-9]*\).*/\1 \2 \3 \4/p' "$tmp/out.json" |
+		sed -n 's/.*"windows":\([0-9]*\),"passed":\([0-9]*\).*"seconds":\([0-9.]*\),.*"peak_rss_kb":\([0-9]*\).*/\1 \2 \3 \4/p' "$tmp/out.json" |
 			awk -v a="$action" '{ printf "  %-28s %6d windows  %6d passed  %8.0f windows/s  peak RSS %6.1f MiB\n", a, $1, $2, ($3 > 0 ? $1 / $3 : 0), $4 / 1024 }'
 	done
 else

@@ -14,7 +14,10 @@ struct action_info {
 	struct opdef *def;
 	struct module *mod;
 	const struct ast **param_sets; /* one per parameter, evaluated in the root module */
+	const char **param_names;      /* the names Next binds the arguments to (a set may use outer ones) */
+	uint32_t *order;               /* parameters from the outermost quantifier in */
 	struct ctx set_ctx;
+	char *no_sets;                 /* why the parameters' sets are unknown (a mapping may bind them) */
 };
 
 struct checker {
@@ -91,7 +94,9 @@ static int set_constants(struct checker *ck, struct check_error *err)
 	return 0;
 }
 
-int checker_new(const char *spec_path, const char *cfg_path, struct checker **out, struct check_error *err)
+/* Loads root_path (the spec, or a mapping whose "Spec" is spec_path) and the spec's cfg. */
+static int checker_open(const char *root_path, const char *spec_path, const char *cfg_path, struct checker **out,
+			struct check_error *err)
 {
 	struct spec_error se = { 0 };
 	struct checker *ck = calloc(1, sizeof(*ck));
@@ -99,7 +104,8 @@ int checker_new(const char *spec_path, const char *cfg_path, struct checker **ou
 		return -ENOMEM;
 	spt_arena_init(&ck->long_arena);
 	spt_arena_init(&ck->window_arena);
-	int rc = spec_load(spec_path, &ck->spec, &se);
+	int rc = root_path == spec_path ? spec_load(spec_path, &ck->spec, &se)
+					: spec_load_aliased(root_path, "Spec", spec_path, &ck->spec, &se);
 	if (rc) {
 		spec_err(err, &se);
 		free(ck);
@@ -126,12 +132,30 @@ int checker_new(const char *spec_path, const char *cfg_path, struct checker **ou
 	return 0;
 }
 
+int checker_new(const char *spec_path, const char *cfg_path, struct checker **out, struct check_error *err)
+{
+	return checker_open(spec_path, spec_path, cfg_path, out, err);
+}
+
+int checker_new_mapped(const char *map_path, const char *spec_path, const char *cfg_path, struct checker **out,
+		       struct check_error *err)
+{
+	return checker_open(map_path, spec_path, cfg_path, out, err);
+}
+
+struct interp *checker_interp(struct checker *ck) { return &ck->in; }
+struct spec *checker_spec(struct checker *ck) { return ck->spec; }
+
 void checker_free(struct checker *ck)
 {
 	if (!ck)
 		return;
-	for (uint32_t i = 0; i < ck->n_actions; i++)
+	for (uint32_t i = 0; i < ck->n_actions; i++) {
 		free(ck->actions[i].param_sets);
+		free(ck->actions[i].param_names);
+		free(ck->actions[i].order);
+		free(ck->actions[i].no_sets);
+	}
 	free(ck->actions);
 	free(ck->init_states);
 	interp_fini(&ck->in);
@@ -155,12 +179,14 @@ const char *const *checker_vars(struct checker *ck, uint32_t *n)
 struct scope {
 	const char *name;
 	const struct ast *set;
+	uint32_t depth; /* 0 for the outermost */
 	const struct scope *next;
 };
 
 /* Finds Name(x, y) under \E x \in S, y \in T in e; fills sets. Follows calls of zero-parameter definitions. */
 static bool find_call(struct checker *ck, struct module *m, const struct ast *e, const char *action,
-		      const struct scope *sc, const struct ast **sets, uint32_t nparams, int depth)
+		      const struct scope *sc, const struct ast **sets, const char **names, uint32_t *depths,
+		      uint32_t nparams, int depth)
 {
 	if (!e || depth > 64)
 		return false;
@@ -170,10 +196,10 @@ static bool find_call(struct checker *ck, struct module *m, const struct ast *e,
 		uint32_t k = 0;
 		for (uint32_t i = 0; chain && i < e->n_bounds; i++)
 			for (uint32_t j = 0; j < e->bounds[i].n_names && k < 64 && !e->bounds[i].tuple; j++) {
-				chain[k] = (struct scope){ e->bounds[i].names[j], e->bounds[i].set, inner };
+				chain[k] = (struct scope){ e->bounds[i].names[j], e->bounds[i].set, inner ? inner->depth + 1 : 0, inner };
 				inner = &chain[k++];
 			}
-		bool found = find_call(ck, m, e->a[0], action, inner, sets, nparams, depth + 1);
+		bool found = find_call(ck, m, e->a[0], action, inner, sets, names, depths, nparams, depth + 1);
 		free(chain);
 		return found;
 	}
@@ -188,16 +214,18 @@ static bool find_call(struct checker *ck, struct module *m, const struct ast *e,
 			if (!s)
 				return false;
 			sets[i] = s->set;
+			names[i] = s->name;
+			depths[i] = s->depth;
 		}
 		return true;
 	}
 	if (e->kind == A_NAME && e->n == 0) {
 		struct symbol *s = module_lookup(m, e->name);
 		if (s && s->kind == SYM_DEF && !s->def->n_params && !s->def->n_fbounds)
-			return find_call(ck, s->def->module, s->def->body, action, sc, sets, nparams, depth + 1);
+			return find_call(ck, s->def->module, s->def->body, action, sc, sets, names, depths, nparams, depth + 1);
 	}
 	for (uint32_t i = 0; i < e->n; i++)
-		if (find_call(ck, m, e->a[i], action, sc, sets, nparams, depth + 1))
+		if (find_call(ck, m, e->a[i], action, sc, sets, names, depths, nparams, depth + 1))
 			return true;
 	return false;
 }
@@ -215,25 +243,49 @@ static struct action_info *action_info(struct checker *ck, const char *name, str
 			 root->name);
 		return NULL;
 	}
-	struct action_info ai = { iname, s->def, s->def->module, NULL, { NULL, root, NULL, false } };
+	struct action_info ai = { iname, s->def, s->def->module, NULL, NULL, NULL, { NULL, root, NULL, false } };
 	if (s->def->n_params) {
-		ai.param_sets = calloc(s->def->n_params, sizeof(*ai.param_sets));
+		uint32_t np = s->def->n_params;
+		ai.param_sets = calloc(np, sizeof(*ai.param_sets));
+		ai.param_names = calloc(np, sizeof(*ai.param_names));
+		ai.order = calloc(np, sizeof(*ai.order));
+		uint32_t *depths = calloc(np, sizeof(*depths));
 		const char *next_name = ck->cfg.next ? ck->cfg.next : spec_intern(ck->spec, "Next", 4);
 		struct symbol *nx = module_lookup(root, next_name);
-		if (!ai.param_sets || !nx || nx->kind != SYM_DEF ||
-		    !find_call(ck, root, nx->def->body, iname, NULL, ai.param_sets, s->def->n_params, 0)) {
-			snprintf(err->msg, sizeof(err->msg),
+		bool found = ai.param_sets && ai.param_names && ai.order && depths && nx && nx->kind == SYM_DEF &&
+			     find_call(ck, root, nx->def->body, iname, NULL, ai.param_sets, ai.param_names, depths, np, 0);
+		/* Bind from the outermost quantifier in: an inner set may name an outer variable. */
+		for (uint32_t i = 0; found && i < np; i++) {
+			uint32_t j = i;
+			while (j > 0 && depths[ai.order[j - 1]] > depths[i]) {
+				ai.order[j] = ai.order[j - 1];
+				j--;
+			}
+			ai.order[j] = i;
+		}
+		free(depths);
+		if (!found) {
+			char msg[sizeof(err->msg)];
+			snprintf(msg, sizeof(msg),
 				 "%s:%u:%u: %s has %u parameter%s, but %s does not call it as \\E x \\in S : %s(x, ...), "
-				 "so spectap cannot tell what its parameters range over",
+				 "so spectap cannot tell what its parameters range over (a mapping's Params can say)",
 				 s->def->pos.file, s->def->pos.line, s->def->pos.col, name, s->def->n_params,
 				 s->def->n_params == 1 ? "" : "s", next_name, name);
 			free(ai.param_sets);
-			return NULL;
+			free(ai.param_names);
+			free(ai.order);
+			ai.param_sets = NULL;
+			ai.param_names = NULL;
+			ai.order = NULL;
+			if (!(ai.no_sets = strdup(msg)))
+				return NULL;
 		}
 	}
 	struct action_info *n = realloc(ck->actions, (ck->n_actions + 1) * sizeof(*n));
 	if (!n) {
 		free(ai.param_sets);
+		free(ai.param_names);
+		free(ai.order);
 		return NULL;
 	}
 	ck->actions = n;
@@ -246,6 +298,10 @@ int checker_action(struct checker *ck, const char *action, uint32_t *params, str
 	struct action_info *ai = action_info(ck, action, err);
 	if (!ai)
 		return -EINVAL;
+	if (ai->no_sets) {
+		snprintf(err->msg, sizeof(err->msg), "%s", ai->no_sets);
+		return -EINVAL;
+	}
 	*params = ai->def->n_params;
 	return 0;
 }
@@ -301,6 +357,7 @@ struct wstate {
 	uint32_t best_dist;
 	spt_val *binding;
 	const char *best_binding;
+	spt_val *params;        /* bound by a mapping, or NULL */
 };
 
 static int compare_successor(struct interp *in, void *arg)
@@ -327,6 +384,17 @@ static int try_bindings(struct checker *ck, struct action_info *ai, struct wstat
 {
 	struct interp *in = &ck->in;
 	struct opdef *d = ai->def;
+	if (i == 0 && w->params) {
+		/* The mapping bound the parameters. */
+		if (!spt_is_fun(w->params) || (w->params->n && w->params->kind != SPT_SEQ) || w->params->n != d->n_params) {
+			snprintf(err->msg, sizeof(err->msg), "the parameters %s given for %s are not a tuple of %u values",
+				 ev_show(&in->ev, w->params), d->name, d->n_params);
+			return -EINVAL;
+		}
+		for (uint32_t k = 0; k < d->n_params; k++)
+			vals[k] = (spt_val *)w->params->u.elems[k];
+		i = d->n_params;
+	}
 	if (i == d->n_params) {
 		struct ctx c = { NULL, ai->mod, NULL, false };
 		for (uint32_t k = 0; k < d->n_params; k++)
@@ -339,16 +407,26 @@ static int try_bindings(struct checker *ck, struct action_info *ai, struct wstat
 			return eval_err(ck, err, d->name);
 		return rc;
 	}
+	if (ai->no_sets) {
+		snprintf(err->msg, sizeof(err->msg), "%s", ai->no_sets);
+		return -EINVAL;
+	}
+	/* The i-th parameter from the outermost quantifier in; the outer ones are bound by now. */
+	uint32_t p = ai->order[i];
+	struct ctx sc = ai->set_ctx;
+	for (uint32_t k = 0; k < i; k++)
+		if (!(sc.env = bind_value(in, sc.env, ai->param_names[ai->order[k]], vals[ai->order[k]])))
+			return -ENOMEM;
 	spt_val *set;
-	if (eval(in, ai->set_ctx, ai->param_sets[i], &set))
+	if (eval(in, sc, ai->param_sets[p], &set))
 		return eval_err(ck, err, "the set a parameter ranges over");
 	if (set->kind != SPT_SET) {
-		snprintf(err->msg, sizeof(err->msg), "parameter %s of %s ranges over %s, which is not a finite set", d->params[i], d->name,
+		snprintf(err->msg, sizeof(err->msg), "parameter %s of %s ranges over %s, which is not a finite set", d->params[p], d->name,
 			 ev_show(&in->ev, set));
 		return -EINVAL;
 	}
 	for (uint32_t k = 0; k < set->n; k++) {
-		vals[i] = (spt_val *)set->u.elems[k];
+		vals[p] = (spt_val *)set->u.elems[k];
 		int rc = try_bindings(ck, ai, w, i + 1, vals, err);
 		if (rc)
 			return rc;
@@ -364,7 +442,7 @@ static int var_index(struct checker *ck, spt_val *key)
 	return -1;
 }
 
-int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post,
+int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post, spt_val *params,
 		   struct window_result *res, struct check_error *err)
 {
 	struct interp *in = &ck->in;
@@ -377,7 +455,8 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 	uint32_t nv = in->n_vars;
 	bool *given = calloc(nv + 1, sizeof(*given));
 	struct wstate w = { ck, post, calloc(nv + 1, sizeof(uint32_t)), calloc(nv + 1, sizeof(spt_val *)), 0, res,
-			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), UINT32_MAX, NULL, NULL };
+			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), UINT32_MAX, NULL, NULL,
+			    params };
 	spt_val **vals = calloc(ai->def->n_params + 1, sizeof(*vals));
 	int rc = -ENOMEM;
 	if (!given || !w.observed || !w.expected || !w.best || !vals)

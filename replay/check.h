@@ -39,11 +39,18 @@ struct window_result {
  * Checks one window of action (an operator of the spec; its parameters range over the sets
  * Next quantifies them over). pre and post are records variable -> value; variables missing
  * from pre range over the values Init gives them; missing from post are not compared. Values
- * live in the checker's window arena until the next call. 0, or -EINVAL with err (the spec
- * could not be evaluated: never a verdict).
+ * live in the checker's window arena until the next call. params, when not NULL, is the tuple
+ * the action's parameters are bound to (a mapping's Params); else they range over Next's sets.
+ * 0, or -EINVAL with err (the spec could not be evaluated: never a verdict).
  */
-int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post,
+int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post, spt_val *params,
 		   struct window_result *res, struct check_error *err);
+/* A checker whose root is a mapping module (docs/mapping.md) in which Spec stands for spec_path;
+ * the cfg defaults to the one beside the spec. */
+int checker_new_mapped(const char *map_path, const char *spec_path, const char *cfg_path, struct checker **out,
+		       struct check_error *err);
+struct interp *checker_interp(struct checker *ck);
+struct spec *checker_spec(struct checker *ck);
 /* The arena window values should be built in (reset at each checker_window). */
 struct spt_arena *checker_window_arena(struct checker *ck);
 /* Checks that the action exists and returns its parameter count. */

@@ -13,6 +13,7 @@ struct cont {
 	const struct ast *e;
 	struct ctx c;
 	const struct cont *next;
+	bool changed; /* e is the v of <<A>>_v, reached after A: go on only when v' # v */
 };
 
 struct en {
@@ -159,6 +160,9 @@ static int unchanged(struct en *en, const struct ast *v, struct ctx c, const str
 			return EVAL_ERR;
 		if (r.kind == R_DEF && !r.def->n_params && !r.def->n_fbounds)
 			return unchanged(en, r.def->body, (struct ctx){ NULL, r.mod, NULL, false }, rest, at);
+		/* A LET name for a tuple of variables. */
+		if (r.kind == R_CLOSURE && r.op->def && !r.op->lambda && !r.op->def->n_params && !r.op->def->n_fbounds)
+			return unchanged(en, r.op->def->body, (struct ctx){ r.op->env, r.op->mod, NULL, false }, rest, at);
 	}
 	/* Any other expression: UNCHANGED e is the guard e' = e. */
 	struct ast tmp = { .kind = A_UNCHANGED, .pos = v->pos, .n = 1, .a = (struct ast *[]){ (struct ast *)v } };
@@ -186,6 +190,13 @@ static int step(struct en *en, const struct cont *k)
 {
 	struct interp *in = en->in;
 	const struct ast *e = k->e;
+	if (k->changed) {
+		struct ast same = { .kind = A_UNCHANGED, .pos = e->pos, .n = 1, .a = (struct ast *[]){ (struct ast *)e } };
+		bool b;
+		if (eval_bool(in, k->c, &same, &b))
+			return EVAL_ERR;
+		return b ? 0 : next(en, k->next, e);
+	}
 	switch (e->kind) {
 	case A_AND: {
 		if (e->n == 0)
@@ -255,9 +266,14 @@ static int step(struct en *en, const struct cont *k)
 		return unchanged(en, e->a[0], k->c, k->next, e);
 	case A_STUTTER: {
 		/* [A]_v: A \/ UNCHANGED v; <<A>>_v: A /\ v' # v, checked as A then the guard. */
+		if (e->num) {
+			struct cont kc = { e->a[1], k->c, k->next, true };
+			struct cont k2 = { e->a[0], k->c, &kc, false };
+			return step(en, &k2);
+		}
 		struct cont k2 = { e->a[0], k->c, k->next };
 		int rc = step(en, &k2);
-		if (rc || e->num)
+		if (rc)
 			return rc;
 		return unchanged(en, e->a[1], k->c, k->next, e);
 	}

@@ -791,16 +791,39 @@ static bool first_error(TSNode n, TSNode *out)
 	return true;
 }
 
+/* An ERROR node can wrap whole units that parsed fine before the fault (even the module
+ * header): the fault is at the first child after the last complete unit. */
+static TSNode narrow_error(TSNode bad)
+{
+	static const char *const units[] = { "variable_declaration", "constant_declaration", "operator_definition",
+					     "function_definition", "extends", "module_definition", "instance",
+					     "local_definition", "assumption", "theorem", "recursive_declaration", NULL };
+	uint32_t n = ts_node_child_count(bad), after = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *t = ts_node_type(ts_node_child(bad, i));
+		for (const char *const *u = units; *u; u++)
+			if (!strcmp(t, *u))
+				after = i + 1;
+	}
+	return after < n && after > 0 ? ts_node_child(bad, after) : bad;
+}
+
 int parse_syntax_error(const char *src, const char *file, TSNode root, struct spec_error *err)
 {
 	TSNode bad;
 	if (!first_error(root, &bad))
 		return 0;
+	if (!ts_node_is_missing(bad))
+		bad = narrow_error(bad);
 	struct conv cv = { NULL, src, file, err, false };
 	if (ts_node_is_missing(bad))
 		fail(&cv, bad, "syntax error: missing %s", ts_node_type(bad));
 	else
 		fail(&cv, bad, "syntax error");
+	/* Show the rest of the line where it starts, not just the first token. */
+	const char *from = src + ts_node_start_byte(bad);
+	size_t n = strcspn(from, "\n");
+	snprintf(err->excerpt, sizeof(err->excerpt), "%.*s", (int)(n < sizeof(err->excerpt) - 1 ? n : sizeof(err->excerpt) - 1), from);
 	return -EINVAL;
 }
 

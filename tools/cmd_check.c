@@ -8,15 +8,17 @@
 #include <time.h>
 
 #include "check.h"
+#include "mapping.h"
 #include "cli.h"
 #include "commands.h"
 #include "spectap/json.h"
 
 static const char usage[] =
 	"usage: spectap check --spec S.tla [--cfg S.cfg] --windows W.ndjson --action A [--json]\n"
+	"       spectap check --spec S.tla [--cfg S.cfg] --map M.tla FILE.spt [--json]\n"
 	"\n"
 	"Transition Validation: for every window of W (one JSON object per line with\n"
-	"pre_state, post_state, and optionally window_id, action, input), decides whether\n"
+	"pre_state, post_state, and optionally window_id, action, params, input), decides whether\n"
 	"action A of the spec, with some binding of its parameters, reaches a state whose\n"
 	"variables equal the window's post_state from its pre_state in one step. Variables\n"
 	"missing from pre_state range over what Init allows; missing from post_state are not\n"
@@ -28,6 +30,8 @@ static const char usage[] =
 	"  --cfg S.cfg      its model configuration (default: S.cfg beside S.tla, if any)\n"
 	"  --windows W      canonical windows, NDJSON\n"
 	"  --action A       the action to check (windows naming another action are skipped)\n"
+	"  --map M.tla      check a trace: M (docs/mapping.md) cuts it into windows of every\n"
+	"                   action it names, and each is checked as above\n"
 	"  --max-failures N diagnoses listed per action (default 10; all are counted)\n"
 	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"rate\":r,\"score\":0|1,\"failures\":[...]}},\"score\":s}\n"
 	"  -h, --help       this text\n"
@@ -64,14 +68,16 @@ static char *window_id(spt_val *w, uint64_t line)
 	return b.p;
 }
 
-static struct failure diagnose(const char *action, spt_val *w, uint64_t line, const struct window_result *r)
+/* id: the window's id as JSON; where: "line 3" / ",\"line\":3" and the like. */
+static struct failure diagnose(const char *action, char *id, const char *where, const char *where_json,
+			       const struct window_result *r)
 {
-	struct failure f = { window_id(w, line), NULL, NULL };
+	struct failure f = { id, NULL, NULL };
 	struct spt_buf t = { 0 }, j = { 0 };
-	spt_buf_printf(&t, "window %s (line %" PRIu64 ") FAILED: ", f.id, line);
+	spt_buf_printf(&t, "window %s (%s) FAILED: ", f.id, where);
 	spt_buf_puts(&j, "{\"window_id\":");
 	spt_buf_puts(&j, f.id ? f.id : "null");
-	spt_buf_printf(&j, ",\"line\":%" PRIu64, line);
+	spt_buf_puts(&j, where_json);
 	if (r->no_successor) {
 		spt_buf_printf(&t, "%s is not enabled in the pre-state (no binding of its parameters has a successor)\n", action);
 		spt_buf_puts(&j, ",\"enabled\":false,\"differs\":[]}");
@@ -109,6 +115,7 @@ static struct failure diagnose(const char *action, spt_val *w, uint64_t line, co
 }
 
 struct tally {
+	char *action;
 	uint64_t windows, passed, skipped, listed;
 	struct failure *fails;
 	size_t n_fails;
@@ -160,7 +167,9 @@ static int check_file(struct cli *c, struct checker *ck, const char *path, const
 		}
 		struct window_result res;
 		struct check_error err;
-		if (checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, &res, &err)) {
+		/* Windows that spectap windows wrote carry the mapping's parameter binding. */
+		spt_val *params = spt_rec_get(w, "params");
+		if (checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err)) {
 			rc = cli_fail(c, "%s (window at %s:%" PRIu64 ")", err.msg, in.name, line);
 			break;
 		}
@@ -174,7 +183,10 @@ static int check_file(struct cli *c, struct checker *ck, const char *path, const
 				break;
 			}
 			t->fails = n;
-			t->fails[t->n_fails++] = diagnose(action, w, line, &res);
+			char where[64], where_json[64];
+			snprintf(where, sizeof(where), "line %" PRIu64, line);
+			snprintf(where_json, sizeof(where_json), ",\"line\":%" PRIu64, line);
+			t->fails[t->n_fails++] = diagnose(action, window_id(w, line), where, where_json, &res);
 			t->listed++;
 		}
 		if ((t->windows & 0xff) == 0)
@@ -187,28 +199,24 @@ static int check_file(struct cli *c, struct checker *ck, const char *path, const
 	return rc;
 }
 
-static void report(struct cli *c, const char *action, const struct tally *t)
+static void report_json(const struct tally *t)
 {
 	double rate = t->windows ? (double)t->passed / (double)t->windows : 0.0;
 	int score = t->windows && t->passed == t->windows;
-	if (c->json) {
-		printf("{\"actions\":{");
-		cli_json_str(stdout, action);
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
-		printf(":{\"windows\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"rate\":%.4f,\"score\":%d,\"skipped\":%" PRIu64
-		       ",\"seconds\":%.3f,\"peak_rss_kb\":%ld,\"failures\":[",
-		       t->windows, t->passed, rate, score, t->skipped, t->seconds, ru.ru_maxrss);
-		for (size_t i = 0; i < t->n_fails; i++)
-			printf("%s%s", i ? "," : "", t->fails[i].json ? t->fails[i].json : "null");
-		printf("]}}");
-		if (t->windows)
-			printf(",\"score\":%d}\n", score);
-		else
-			printf(",\"score\":null}\n");
-		return;
-	}
-	printf("action %s: %" PRIu64 " windows, %" PRIu64 " passed (%.1f%%), score %d", action, t->windows, t->passed,
+	cli_json_str(stdout, t->action);
+	printf(":{\"windows\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"rate\":%.4f,\"score\":%d,\"skipped\":%" PRIu64
+	       ",\"seconds\":%.3f,\"failures\":[",
+	       t->windows, t->passed, rate, score, t->skipped, t->seconds);
+	for (size_t i = 0; i < t->n_fails; i++)
+		printf("%s%s", i ? "," : "", t->fails[i].json ? t->fails[i].json : "null");
+	printf("]}");
+}
+
+static void report_text(const struct tally *t)
+{
+	double rate = t->windows ? (double)t->passed / (double)t->windows : 0.0;
+	int score = t->windows && t->passed == t->windows;
+	printf("action %s: %" PRIu64 " windows, %" PRIu64 " passed (%.1f%%), score %d", t->action, t->windows, t->passed,
 	       100.0 * rate, score);
 	if (t->skipped)
 		printf("; %" PRIu64 " windows of other actions skipped", t->skipped);
@@ -217,21 +225,165 @@ static void report(struct cli *c, const char *action, const struct tally *t)
 		printf("  %s", t->fails[i].text ? t->fails[i].text : "?\n");
 	if (t->windows > t->passed && t->n_fails < t->windows - t->passed)
 		printf("  ... %" PRIu64 " more failing windows (--max-failures)\n", t->windows - t->passed - t->n_fails);
-	if (!t->windows)
-		printf("score: none (no window of %s: actions without windows are left out)\n", action);
+}
+
+/* Per action, then the score: the mean over actions that have windows (SysMoBench's rule). */
+static void report(struct cli *c, const struct tally *ts, size_t n)
+{
+	double sum = 0;
+	size_t with = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ts[i].windows) {
+			with++;
+			sum += ts[i].passed == ts[i].windows;
+		}
+	}
+	if (c->json) {
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		printf("{\"actions\":{");
+		for (size_t i = 0; i < n; i++) {
+			printf(i ? "," : "");
+			report_json(&ts[i]);
+		}
+		printf("},\"peak_rss_kb\":%ld", ru.ru_maxrss);
+		if (with)
+			printf(",\"score\":%g}\n", sum / (double)with);
+		else
+			printf(",\"score\":null}\n");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		report_text(&ts[i]);
+	if (!with)
+		printf("score: none (no windows: actions without windows are left out)\n");
 	else
-		printf("score: %d (mean over 1 action with windows)\n", score);
+		printf("score: %g (mean over %zu action%s with windows)\n", sum / (double)with, with, with == 1 ? "" : "s");
+}
+
+static void free_tally(struct tally *t)
+{
+	for (size_t i = 0; i < t->n_fails; i++) {
+		free(t->fails[i].id);
+		free(t->fails[i].text);
+		free(t->fails[i].json);
+	}
+	free(t->fails);
+	free(t->action);
+}
+
+/* ---- a trace through a mapping ---- */
+
+struct mapped {
+	struct cli *c;
+	struct checker *ck;
+	struct tally *ts;
+	size_t n;
+	uint64_t max_failures;
+	int failed;
+};
+
+static struct tally *tally_for(struct mapped *m, const char *action)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->ts[i].action, action))
+			return &m->ts[i];
+	struct tally *n = realloc(m->ts, (m->n + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	m->ts = n;
+	memset(&m->ts[m->n], 0, sizeof(m->ts[m->n]));
+	if (!(m->ts[m->n].action = strdup(action)))
+		return NULL;
+	return &m->ts[m->n++];
+}
+
+static int check_mapped_window(void *arg, const struct map_window *w)
+{
+	struct mapped *m = arg;
+	struct tally *t = tally_for(m, w->action);
+	if (!t) {
+		m->failed = cli_fail(m->c, "out of memory");
+		return 1;
+	}
+	struct window_result res;
+	struct check_error err;
+	spt_arena_reset(checker_window_arena(m->ck)); /* the window's own values live in the mapping */
+	if (checker_window(m->ck, w->action, w->pre->n ? w->pre : NULL, w->post->n ? w->post : NULL, w->params, &res, &err)) {
+		m->failed = cli_fail(m->c, "%s (window %" PRIu64 ": node %s, events %" PRIu64 "..%" PRIu64 ")", err.msg, w->id,
+				     w->node, w->first_event, w->last_event);
+		return 1;
+	}
+	t->windows++;
+	if (res.passed) {
+		t->passed++;
+	} else if (t->listed < m->max_failures) {
+		struct failure *n = realloc(t->fails, (t->n_fails + 1) * sizeof(*n));
+		char *id = malloc(24);
+		if (!n || !id) {
+			free(id);
+			m->failed = cli_fail(m->c, "out of memory");
+			return 1;
+		}
+		snprintf(id, 24, "%" PRIu64, w->id);
+		char where[256], where_json[256];
+		snprintf(where, sizeof(where), "node %s, events %" PRIu64 "..%" PRIu64, w->node, w->first_event, w->last_event);
+		snprintf(where_json, sizeof(where_json), ",\"actor\":\"%s\",\"events\":[%" PRIu64 ",%" PRIu64 "]", w->node,
+			 w->first_event, w->last_event);
+		t->fails = n;
+		t->fails[t->n_fails++] = diagnose(w->action, id, where, where_json, &res);
+		t->listed++;
+	}
+	return 0;
+}
+
+static int check_trace(struct cli *c, const char *map, const char *spec, const char *cfg, const char *path,
+		       uint64_t max_failures)
+{
+	struct mapping *mp;
+	struct check_error err;
+	if (mapping_new(map, spec, cfg, &mp, &err))
+		return cli_fail(c, "%s", err.msg);
+	struct spt_reader *r;
+	int rc = cli_open_trace(c, path, &r);
+	if (rc) {
+		mapping_free(mp);
+		return rc;
+	}
+	struct mapped m = { c, mapping_checker(mp), NULL, 0, max_failures, 0 };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = mapping_run(mp, r, check_mapped_window, &m, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc < 0)
+		cli_fail(c, "%s", err.msg);
+	if (rc || m.failed) {
+		rc = CLI_FAIL;
+	} else {
+		double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		for (size_t i = 0; i < m.n; i++)
+			m.ts[i].seconds = secs; /* one pass checks every action */
+		cli_warn_damage(c, path, r);
+		report(c, m.ts, m.n);
+		rc = CLI_OK;
+	}
+	for (size_t i = 0; i < m.n; i++)
+		free_tally(&m.ts[i]);
+	free(m.ts);
+	spt_reader_close(r);
+	mapping_free(mp);
+	return rc;
 }
 
 int cmd_check(int argc, char **argv)
 {
 	struct cli c = { .cmd = "check", .usage = usage };
-	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL;
+	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL;
 	uint64_t max_failures = 10;
 	static const struct option longopts[] = {
 		{ "spec", required_argument, NULL, 's' },    { "cfg", required_argument, NULL, 'c' },
 		{ "windows", required_argument, NULL, 'w' }, { "action", required_argument, NULL, 'a' },
-		{ "max-failures", required_argument, NULL, 'm' },
+		{ "max-failures", required_argument, NULL, 'm' }, { "map", required_argument, NULL, 'M' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -247,6 +399,7 @@ int cmd_check(int argc, char **argv)
 		case 'c': cfg = optarg; break;
 		case 'w': windows = optarg; break;
 		case 'a': action = optarg; break;
+		case 'M': map = optarg; break;
 		case 'm':
 			if (!cli_parse_u64(&c, "--max-failures", optarg, &max_failures))
 				return CLI_USAGE;
@@ -257,8 +410,15 @@ int cmd_check(int argc, char **argv)
 		default: return cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (map) {
+		if (!spec || optind + 1 != argc)
+			return cli_usage_error(&c, "with --map: --spec S.tla and one FILE.spt");
+		if (windows || action)
+			return cli_usage_error(&c, "--map checks a trace: --windows and --action are for window files");
+		return check_trace(&c, map, spec, cfg, argv[optind], max_failures);
+	}
 	if (optind != argc)
-		return cli_usage_error(&c, "unexpected argument '%s' (a .spt trace needs --map, not yet supported)", argv[optind]);
+		return cli_usage_error(&c, "unexpected argument '%s' (a .spt trace needs --map M.tla)", argv[optind]);
 	if (!spec || !windows || !action)
 		return cli_usage_error(&c, "--spec, --windows and --action are required");
 
@@ -273,15 +433,14 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	struct tally t = { 0 };
+	if (!(t.action = strdup(action))) {
+		rc = cli_fail(&c, "out of memory");
+		goto out;
+	}
 	rc = check_file(&c, ck, windows, action, max_failures, &t);
 	if (rc == CLI_OK)
-		report(&c, action, &t);
-	for (size_t i = 0; i < t.n_fails; i++) {
-		free(t.fails[i].id);
-		free(t.fails[i].text);
-		free(t.fails[i].json);
-	}
-	free(t.fails);
+		report(&c, &t, 1);
+	free_tally(&t);
 out:
 	checker_free(ck);
 	return rc;

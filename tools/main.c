@@ -14,7 +14,8 @@ static const struct {
 	{ "export", cmd_export, "write a .spt trace as NDJSON (etcd-ndjson, sysmobench, json)" },
 	{ "dump", cmd_dump, "print events, one per line, with filters" },
 	{ "stat", cmd_stat, "summarize a trace: events, nodes, kinds, messages, loss, damage" },
-	{ "check", cmd_check, "validate windows against a TLA+ spec (Transition Validation)" },
+	{ "check", cmd_check, "validate windows or a mapped trace against a TLA+ spec (Transition Validation)" },
+	{ "windows", cmd_windows, "cut a trace into canonical windows per action, as a mapping says" },
 };
 
 static void usage(FILE *f)
