@@ -81,11 +81,18 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libreplay.a $(B
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a $(LIBS)
 
-# Fuzz targets: our code instrumented; the generated grammar linked as built (not ours to fuzz).
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(REPLAY_SRC) $(GEN_C) $(HEADERS) $(GRAMMAR_OBJ)
+# Fuzz targets: our code instrumented once for all of them; the generated grammar linked as
+# built (not ours to fuzz).
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJ   := $(call obj,fuzzobj,$(LIB_SRC) $(REPLAY_SRC) $(GEN_C))
+$(BUILD)/fuzzobj/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CLANG) $(CPPFLAGS) -std=c11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ $< $(LIB_SRC) $(REPLAY_SRC) $(GEN_C) $(GRAMMAR_OBJ) $(LIBS)
+	$(CLANG) $(CPPFLAGS) -std=c11 $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ_OBJ): $(GRAMMAR)/parser.c
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(GRAMMAR_OBJ) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) -DSPEC_DIR='"$(CURDIR)/tests/replay/raft"' -std=c11 $(WARN) $(FUZZ_FLAGS) \
+		-fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(GRAMMAR_OBJ) $(LIBS)
 
 $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
