@@ -144,6 +144,31 @@ int checker_new_mapped(const char *map_path, const char *spec_path, const char *
 }
 
 struct interp *checker_interp(struct checker *ck) { return &ck->in; }
+
+int checker_call(struct checker *ck, const char *name, spt_val *const *args, uint32_t n, spt_val **out,
+		 struct check_error *err)
+{
+	struct module *root = spec_root(ck->spec);
+	struct symbol *s = module_lookup(root, spec_intern(ck->spec, name, strlen(name)));
+	if (!s || s->kind != SYM_DEF || s->module != root)
+		return 1; /* not defined: the caller's default applies */
+	struct opdef *d = s->def;
+	if (d->n_params != n) {
+		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: %s takes %u argument%s here", d->pos.file, d->pos.line,
+			 d->pos.col, name, n, n == 1 ? "" : "s");
+		return -EINVAL;
+	}
+	struct interp *in = &ck->in;
+	in->ev.arena = &ck->window_arena;
+	ev_clear_error(&in->ev);
+	struct ctx c = { NULL, d->module, NULL, false };
+	for (uint32_t i = 0; i < n; i++)
+		if (!(c.env = bind_value(in, c.env, d->params[i], args[i])))
+			return -ENOMEM;
+	if (eval(in, c, d->body, out))
+		return eval_err(ck, err, name);
+	return 0;
+}
 struct spec *checker_spec(struct checker *ck) { return ck->spec; }
 
 void checker_free(struct checker *ck)

@@ -50,6 +50,10 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 int checker_new_mapped(const char *map_path, const char *spec_path, const char *cfg_path, struct checker **out,
 		       struct check_error *err);
 struct interp *checker_interp(struct checker *ck);
+/* Calls operator name of the root module (a mapping's) with values, in the window arena:
+ * 0 with *out, 1 when the root module does not define it, or -EINVAL with err. */
+int checker_call(struct checker *ck, const char *name, spt_val *const *args, uint32_t n, spt_val **out,
+		 struct check_error *err);
 struct spec *checker_spec(struct checker *ck);
 /* The arena window values should be built in (reset at each checker_window). */
 struct spt_arena *checker_window_arena(struct checker *ck);

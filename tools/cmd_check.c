@@ -31,7 +31,8 @@ static const char usage[] =
 	"  --windows W      canonical windows, NDJSON\n"
 	"  --action A       the action to check (windows naming another action are skipped)\n"
 	"  --map M.tla      check a trace: M (docs/mapping.md) cuts it into windows of every\n"
-	"                   action it names, and each is checked as above\n"
+	"                   action it names, and each is checked as above; with --windows,\n"
+	"                   M's WindowVars(state) and WindowParams(window) convert each window\n"
 	"  --max-failures N diagnoses listed per action (default 10; all are counted)\n"
 	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"rate\":r,\"score\":0|1,\"failures\":[...]}},\"score\":s}\n"
 	"  -h, --help       this text\n"
@@ -122,8 +123,34 @@ struct tally {
 	double seconds;
 };
 
+/* With --map: the mapping's WindowVars(state) and WindowParams(window), when it defines them,
+ * turn a window written in another value space into the spec's. */
+static int convert(struct checker *ck, spt_val **pre, spt_val **post, spt_val *w, spt_val **params,
+		   struct check_error *err)
+{
+	spt_val *v;
+	int rc;
+	spt_val **states[2] = { pre, post };
+	for (int i = 0; i < 2; i++) {
+		if ((rc = checker_call(ck, "WindowVars", states[i], 1, &v, err)) < 0)
+			return rc;
+		if (rc == 0) {
+			if (!spt_is_fun(v) || (v->n && v->kind != SPT_REC)) {
+				snprintf(err->msg, sizeof(err->msg), "WindowVars must give a record of variables");
+				return -EINVAL;
+			}
+			*states[i] = v;
+		}
+	}
+	if ((rc = checker_call(ck, "WindowParams", &w, 1, &v, err)) < 0)
+		return rc;
+	if (rc == 0)
+		*params = v;
+	return 0;
+}
+
 static int check_file(struct cli *c, struct checker *ck, const char *path, const char *action,
-		      uint64_t max_failures, struct tally *t)
+		      uint64_t max_failures, bool mapped, struct tally *t)
 {
 	struct cli_input in;
 	int rc = cli_input_open(c, path, &in);
@@ -169,6 +196,10 @@ static int check_file(struct cli *c, struct checker *ck, const char *path, const
 		struct check_error err;
 		/* Windows that spectap windows wrote carry the mapping's parameter binding. */
 		spt_val *params = spt_rec_get(w, "params");
+		if (mapped && (convert(ck, &pre, &post, w, &params, &err))) {
+			rc = cli_fail(c, "%s (window at %s:%" PRIu64 ")", err.msg, in.name, line);
+			break;
+		}
 		if (checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err)) {
 			rc = cli_fail(c, "%s (window at %s:%" PRIu64 ")", err.msg, in.name, line);
 			break;
@@ -410,11 +441,11 @@ int cmd_check(int argc, char **argv)
 		default: return cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (map) {
+	if (map && !windows) {
 		if (!spec || optind + 1 != argc)
-			return cli_usage_error(&c, "with --map: --spec S.tla and one FILE.spt");
-		if (windows || action)
-			return cli_usage_error(&c, "--map checks a trace: --windows and --action are for window files");
+			return cli_usage_error(&c, "with --map: --spec S.tla and one FILE.spt (or --windows W --action A)");
+		if (action)
+			return cli_usage_error(&c, "--map on a trace checks every action it maps: --action is for window files");
 		return check_trace(&c, map, spec, cfg, argv[optind], max_failures);
 	}
 	if (optind != argc)
@@ -424,7 +455,7 @@ int cmd_check(int argc, char **argv)
 
 	struct checker *ck;
 	struct check_error err;
-	if (checker_new(spec, cfg, &ck, &err))
+	if (map ? checker_new_mapped(map, spec, cfg, &ck, &err) : checker_new(spec, cfg, &ck, &err))
 		return cli_fail(&c, "%s", err.msg);
 	uint32_t params;
 	int rc;
@@ -437,7 +468,7 @@ int cmd_check(int argc, char **argv)
 		rc = cli_fail(&c, "out of memory");
 		goto out;
 	}
-	rc = check_file(&c, ck, windows, action, max_failures, &t);
+	rc = check_file(&c, ck, windows, action, max_failures, map != NULL, &t);
 	if (rc == CLI_OK)
 		report(&c, &t, 1);
 	free_tally(&t);

@@ -39,5 +39,12 @@ printf -- '---- MODULE NotStr ----\nEXTENDS Spec\nMapVars(st, net) == [count |->
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$T/NotStr.tla" "$T/c.spt"
 check_contains "WindowStart must name an action" "$T/e" "WindowStart must give an action name"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$D/CounterMap.tla" --action Inc "$T/c.spt"
-check_contains "--map and --action exclude each other" "$T/e" "--windows and --action are for window files"
+check_contains "--map on a trace takes no --action" "$T/e" "--action is for window files"
+# --map with window files: WindowVars and WindowParams convert another value space.
+run_status 0 "$T/wm.json" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$D/WindowMap.tla" \
+	--windows "$D/arrays.ndjson" --action Inc --json
+check_eq "converted windows: 2 of 3 pass (window 3's actor is wrong)" "3 2" "$(jq -r '.actions.Inc | "\(.windows) \(.passed)"' "$T/wm.json")"
+check_eq "the diagnosis uses the mapped binding" '<<"b">>' "$(jq -r '.actions.Inc.failures[0].closest.binding' "$T/wm.json")"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --windows "$D/arrays.ndjson" --action Inc
+check_contains "without the mapping the arrays are not the spec's values" "$T/e" "Counter.tla"
 finish
