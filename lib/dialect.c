@@ -490,6 +490,17 @@ void export_drop(struct spt_export *ex, const char *what, uint64_t n)
 		ex->drops[ex->n_drops++] = (struct spt_drop){ what, n };
 }
 
+void export_drop_common(struct spt_export *ex, const struct spt_event *ev, const struct spt_json_loss *loss)
+{
+	if (strcmp(ev->source ? ev->source : "", "import"))
+		export_drop(ex, "capture sources, seq and Lamport clocks (re-derived on import)", 1);
+	if (ev->tid)
+		export_drop(ex, "thread ids", 1);
+	export_drop(ex, "sets (written as arrays)", loss->sets);
+	export_drop(ex, "functions with non-string keys (written as [key, value] pairs)", loss->funs);
+	export_drop(ex, "model values (written as strings)", loss->models);
+}
+
 size_t spt_export_dropped(const struct spt_export *ex, const struct spt_drop **out)
 {
 	*out = ex->drops;

@@ -315,13 +315,7 @@ static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, 
 		spt_buf_putc(b, '}');
 	}
 	spt_buf_putc(b, '\n');
-	if (strcmp(ev->source ? ev->source : "", "import"))
-		export_drop(ex, "capture sources, seq and Lamport clocks (re-derived on import)", 1);
-	if (ev->tid)
-		export_drop(ex, "thread ids", 1);
-	export_drop(ex, "sets (written as arrays)", loss.sets);
-	export_drop(ex, "functions with non-string keys (written as [key, value] pairs)", loss.funs);
-	export_drop(ex, "model values (written as strings)", loss.models);
+	export_drop_common(ex, ev, &loss);
 	return 0;
 }
 

@@ -34,6 +34,8 @@ const struct spt_header *export_header(const struct spt_export *ex);
 /* Counts one item the target dialect cannot hold. */
 void export_drop(struct spt_export *ex, const char *what, uint64_t n);
 struct spt_arena *export_arena(struct spt_export *ex);
+/* Counts what an NDJSON dialect without spectap's own fields dropped from ev and its values. */
+void export_drop_common(struct spt_export *ex, const struct spt_event *ev, const struct spt_json_loss *loss);
 
 /* ---- helpers on records ---- */
 

@@ -840,6 +840,18 @@ static int eval_name_special(struct interp *in, struct ctx c, const struct ast *
 	return 0;
 }
 
+static int eval_operands(struct interp *in, struct ctx c, const struct ast *e, spt_val ***out)
+{
+	spt_val **v = spt_arena_alloc(A(in), (e->n + 1) * sizeof(*v));
+	if (!v)
+		return oom(in, e);
+	for (uint32_t i = 0; i < e->n; i++)
+		if (eval(in, c, e->a[i], &v[i]))
+			return EVAL_ERR;
+	*out = v;
+	return 0;
+}
+
 int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
 	if (++in->steps > in->max_steps && in->max_steps)
@@ -948,14 +960,8 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		break;
 	}
 	case A_SET: {
-		spt_val **items = spt_arena_alloc(A(in), (e->n + 1) * sizeof(*items));
-		if (!items) {
-			rc = oom(in, e);
-			break;
-		}
-		for (uint32_t i = 0; i < e->n && !rc; i++)
-			rc = eval(in, c, e->a[i], &items[i]);
-		if (!rc && !(*out = spt_set(A(in), items, e->n)))
+		spt_val **items;
+		if (!(rc = eval_operands(in, c, e, &items)) && !(*out = spt_set(A(in), items, e->n)))
 			rc = oom(in, e);
 		break;
 	}
@@ -1013,14 +1019,8 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		break;
 	}
 	case A_RECORD: {
-		spt_val **v = spt_arena_alloc(A(in), (e->n + 1) * sizeof(*v));
-		if (!v) {
-			rc = oom(in, e);
-			break;
-		}
-		for (uint32_t i = 0; i < e->n && !rc; i++)
-			rc = eval(in, c, e->a[i], &v[i]);
-		if (!rc && !(*out = spt_rec(A(in), e->fields, v, e->n)))
+		spt_val **v;
+		if (!(rc = eval_operands(in, c, e, &v)) && !(*out = spt_rec(A(in), e->fields, v, e->n)))
 			rc = ev_fail(&in->ev, e, "a record field is named twice");
 		break;
 	}
@@ -1037,14 +1037,8 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		break;
 	}
 	case A_TUPLE: {
-		spt_val **v = spt_arena_alloc(A(in), (e->n + 1) * sizeof(*v));
-		if (!v) {
-			rc = oom(in, e);
-			break;
-		}
-		for (uint32_t i = 0; i < e->n && !rc; i++)
-			rc = eval(in, c, e->a[i], &v[i]);
-		if (!rc && !(*out = spt_seq_adopt(A(in), v, e->n)))
+		spt_val **v;
+		if (!(rc = eval_operands(in, c, e, &v)) && !(*out = spt_seq_adopt(A(in), v, e->n)))
 			rc = oom(in, e);
 		break;
 	}

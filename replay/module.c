@@ -32,7 +32,6 @@ struct spec {
 	const char **vars, **consts;
 	uint32_t *const_arity;
 	uint32_t n_vars, n_consts, cap_vars, cap_consts;
-	char *dir;
 	TSParser *parser;
 	const char *alias;      /* EXTENDS alias reads alias_path (a mapping's "Spec") */
 	char *alias_path;
@@ -570,12 +569,11 @@ int spec_load_aliased(const char *path, const char *alias, const char *alias_pat
 			return -ENOMEM;
 		}
 	}
-	char *copy = strdup(path), *copy2 = strdup(path);
+	char *copy2 = strdup(path);
 	s->parser = ts_parser_new();
 	int rc = -ENOMEM;
-	if (!copy || !copy2 || !s->parser || !ts_parser_set_language(s->parser, parse_language()))
+	if (!copy2 || !s->parser || !ts_parser_set_language(s->parser, parse_language()))
 		goto fail;
-	s->dir = strdup(dirname(copy));
 	const char *base = basename(copy2);
 	size_t blen = strlen(base);
 	if (blen < 5 || strcmp(base + blen - 4, ".tla")) {
@@ -583,14 +581,11 @@ int spec_load_aliased(const char *path, const char *alias, const char *alias_pat
 		rc = -EINVAL;
 		goto fail;
 	}
-	if (!s->dir)
-		goto fail;
 	const char *name = spec_intern(s, base, blen - 4);
 	if (!(s->root = load_module(s, name, path, true, 0, err))) {
 		rc = -EINVAL;
 		goto fail;
 	}
-	free(copy);
 	free(copy2);
 	*out = s;
 	return 0;
@@ -600,7 +595,6 @@ fail:
 		snprintf(err->file, sizeof(err->file), "%s", err->pos.file);
 		err->pos.file = err->file;
 	}
-	free(copy);
 	free(copy2);
 	spec_free(s);
 	return rc;
@@ -623,7 +617,6 @@ void spec_free(struct spec *s)
 	free(s->consts);
 	free(s->const_arity);
 	free(s->names.slots);
-	free(s->dir);
 	free(s->alias_path);
 	if (s->parser)
 		ts_parser_delete(s->parser);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -51,6 +52,15 @@ int cli_help(struct cli *c)
 {
 	fputs(c->usage, stdout);
 	return CLI_OK;
+}
+
+int cli_other_opt(struct cli *c, int opt, char **argv)
+{
+	if (opt == 'h')
+		return cli_help(c);
+	if (opt == ':')
+		return cli_usage_error(c, "%s needs a value", argv[optind - 1]);
+	return cli_usage_error(c, "unknown option '%s'", argv[optind - 1]);
 }
 
 void cli_warn(struct cli *c, const char *fmt, ...)

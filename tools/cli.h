@@ -24,6 +24,8 @@ int cli_fail(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 
 /* A usage error: the message, then the usage text; returns CLI_USAGE. */
 int cli_usage_error(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_help(struct cli *c);
+/* What getopt_long returned for --help (h), a missing value (:) or an unknown option. */
+int cli_other_opt(struct cli *c, int opt, char **argv);
 void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* At most about once a second, on a terminal only, overwriting the line. */
 void cli_progress(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

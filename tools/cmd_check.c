@@ -436,9 +436,7 @@ int cmd_check(int argc, char **argv)
 				return CLI_USAGE;
 			break;
 		case 'j': break;
-		case 'h': return cli_help(&c);
-		case ':': return cli_usage_error(&c, "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]);
+		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
 	if (map && !windows) {

@@ -194,9 +194,7 @@ int cmd_import(int argc, char **argv)
 			o.level = (int)v;
 			break;
 		case 'j': break;
-		case 'h': return cli_help(&c);
-		case ':': return cli_usage_error(&c, "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]);
+		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
 	if (!have_dialect)

@@ -137,9 +137,7 @@ int cmd_windows(int argc, char **argv)
 		case 'o': dir = optarg; break;
 		case 'f': force = true; break;
 		case 'j': break;
-		case 'h': return cli_help(&c);
-		case ':': return cli_usage_error(&c, "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]);
+		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
 	if (!map || !spec || !dir)
