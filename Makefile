@@ -41,6 +41,7 @@ all: $(BUILD)/spectap
 
 deps:
 	@sh scripts/deps.sh
+	@sh scripts/fetch-grammar.sh $(BUILD)/grammar
 
 $(GEN_C) $(GEN_H): lib/proto/trace.proto
 	@mkdir -p $(BUILD)/gen

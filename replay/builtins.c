@@ -11,6 +11,7 @@
 #define FSX "FiniteSetsExt"
 #define SQX "SequencesExt"
 #define FUN "Functions"
+#define BAG "Bags"
 
 const struct builtin builtins[] = {
 	/* Naturals / Integers */
@@ -73,6 +74,8 @@ const struct builtin builtins[] = {
 	{ TLC, "ToString", 1, bi_tostring },
 	{ TLC, "Permutations", 1, bi_permutations },
 	{ TLC, "TLCEval", 1, bi_tlceval },
+	{ TLC, "TLCSet", 2, bi_tlcset },
+	{ TLC, "TLCGet", 1, bi_tlcget },
 	/* FiniteSetsExt */
 	{ FSX, "Max", 1, bi_max },
 	{ FSX, "Min", 1, bi_min },
@@ -95,6 +98,17 @@ const struct builtin builtins[] = {
 	{ FUN, "Restrict", 2, bi_restrict },
 	{ FUN, "IsInjective", 1, bi_injective },
 	{ FUN, "Injective", 1, bi_injective },
+	/* Bags */
+	{ BAG, "EmptyBag", 0, bi_empty_bag },
+	{ BAG, "SetToBag", 1, bi_set_to_bag },
+	{ BAG, "BagToSet", 1, bi_bag_to_set },
+	{ BAG, "BagIn", 2, bi_bag_in },
+	{ BAG, "CopiesIn", 2, bi_copies_in },
+	{ BAG, "BagCardinality", 1, bi_bag_cardinality },
+	{ BAG, "(+)", 2, bi_bag_plus },
+	{ BAG, "(-)", 2, bi_bag_minus },
+	{ BAG, "\\sqsubseteq", 2, bi_sub_bag },
+	{ BAG, "IsABag", 1, bi_is_a_bag },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -102,7 +116,7 @@ const struct builtin builtins[] = {
 static const struct {
 	const char *module, *extends;
 } extends[] = {
-	{ INT, NAT },
+	{ INT, NAT }, { BAG, NAT },
 	{ FSX, INT }, { FSX, FS }, { FSX, FUN },
 	{ SQX, SEQ }, { SQX, NAT }, { SQX, FS }, { SQX, FSX }, { SQX, FUN }, { SQX, TLC },
 };

@@ -76,7 +76,11 @@ BI(bi_contains); BI(bi_set_to_seq);
 BI(bi_one_point); BI(bi_merge); BI(bi_range); BI(bi_restrict); BI(bi_injective);
 BI(bi_permutations);
 
+/* builtins_bags.c */
+BI(bi_empty_bag); BI(bi_set_to_bag); BI(bi_bag_to_set); BI(bi_bag_in); BI(bi_copies_in);
+BI(bi_bag_cardinality); BI(bi_bag_plus); BI(bi_bag_minus); BI(bi_sub_bag); BI(bi_is_a_bag);
+
 /* builtins_tlc.c */
-BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_tostring); BI(bi_tlceval);
+BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_tostring); BI(bi_tlceval); BI(bi_tlcset); BI(bi_tlcget);
 
 #endif

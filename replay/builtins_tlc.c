@@ -59,3 +59,48 @@ BI(bi_tlceval)
 	*out = args[0];
 	return 0;
 }
+
+/* TLCSet/TLCGet registers: meaningful for a spec's own bookkeeping (integer registers). The
+ * named ones ("level", "diameter", ...) describe TLC's model checking, which has no counterpart
+ * in window validation: asking for them is an error, never a made-up value. */
+#define TLC_REGISTERS 64
+static spt_val *registers[TLC_REGISTERS];
+static struct spt_arena register_arena;
+
+static int register_index(struct ev *ev, const struct ast *at, const char *op, spt_val *i, int64_t *out)
+{
+	if (i->kind == SPT_STR)
+		return ev_fail(ev, at, "%s(\"%s\") describes TLC's model checking run, which window validation does not have",
+			       op, i->u.s);
+	if (bi_int(ev, at, op, 1, i, out))
+		return EVAL_ERR;
+	if (*out < 0 || *out >= TLC_REGISTERS)
+		return ev_fail(ev, at, "%s: register %lld is outside 0..%d", op, (long long)*out, TLC_REGISTERS - 1);
+	return 0;
+}
+
+BI(bi_tlcset)
+{
+	(void)n;
+	int64_t i;
+	if (register_index(ev, at, "TLCSet", args[0], &i))
+		return EVAL_ERR;
+	/* Registers outlive the window being checked: keep a copy of their own. */
+	spt_val *v = spt_value_clone(&register_arena, args[1]);
+	if (!v)
+		return bi_ret(ev, at, "TLCSet", NULL, out);
+	registers[i] = v;
+	return bi_ret_bool(ev, at, "TLCSet", true, out);
+}
+
+BI(bi_tlcget)
+{
+	(void)n;
+	int64_t i;
+	if (register_index(ev, at, "TLCGet", args[0], &i))
+		return EVAL_ERR;
+	if (!registers[i])
+		return ev_fail(ev, at, "TLCGet(%lld): nothing was TLCSet there", (long long)i);
+	*out = registers[i];
+	return 0;
+}

@@ -132,7 +132,7 @@ static const char *op_name(TSNode sym)
 		{ "minusminus", "--" }, { "dots_3", "..." },	  { "mulmul", "**" },	   { "slashslash", "//" },
 		{ "circ", "\\o" },	 { "oplus", "(+)" },	  { "ominus", "(-)" },	   { "prec", "\\prec" },
 		{ "preceq", "\\preceq" }, { "succ", "\\succ" },	  { "succeq", "\\succeq" }, { "sqcup", "\\sqcup" },
-		{ "sqcap", "\\sqcap" }, { "uplus", "\\uplus" },	  { "modmod", "%%" },	   { "hashhash", "##" },
+		{ "sqcap", "\\sqcap" }, { "sqsubseteq", "\\sqsubseteq" }, { "uplus", "\\uplus" },	  { "modmod", "%%" },	   { "hashhash", "##" },
 		{ "ampamp", "&&" },	 { "vertvert", "||" },	  { "powpow", "^^" },	   { "asterisk", "*" },
 	};
 	const char *t = ts_node_type(sym);

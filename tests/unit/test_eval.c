@@ -291,6 +291,19 @@ static void test_sequences(void)
 	EXPECT("Seq8", "<<>>");
 }
 
+static void test_bags_registers(void)
+{
+	EXPECT("Bag1", "[a |-> 2, b |-> 1]");
+	EXPECT("Bag2", "3");
+	EXPECT("Bag3", "1");
+	EXPECT("Bag4", "<<>>");
+	EXPECT("Bag5", "FALSE");
+	EXPECT("Bag6", "{\"a\", \"b\"}");
+	EXPECT("Bag7", "FALSE");
+	EXPECT("Reg1", "TRUE");
+	expect_err(__LINE__, "Reg2", "TLCGet(\"level\")", "describes TLC's model checking run", NULL);
+}
+
 static void test_except(void)
 {
 	EXPECT("Ex_1", "<<1, 104, 9>>");
@@ -441,6 +454,7 @@ int main(void)
 	RUN(test_functions);
 	RUN(test_records);
 	RUN(test_sequences);
+	RUN(test_bags_registers);
 	RUN(test_except);
 	RUN(test_strings_model_values);
 	RUN(test_membership);

@@ -1,6 +1,6 @@
 ---- MODULE Eval ----
 \* Test data for tests/unit/test_eval.c: one definition per construct, expected values there.
-EXTENDS Integers, Sequences, FiniteSets, TLC, EvalLib
+EXTENDS Integers, Sequences, FiniteSets, TLC, EvalLib, Bags
 CONSTANTS A, B, Procs, N
 
 \* arithmetic
@@ -175,4 +175,14 @@ Inst3 == I2!Val
 Inst4 == I!Nested
 
 Unknown == 1 + Nope
+\* Bags, and TLC's registers
+Bag1 == SetToBag({"a", "b"}) (+) SetToBag({"a"})
+Bag2 == BagCardinality(Bag1)
+Bag3 == CopiesIn("a", Bag1 (-) SetToBag({"a"}))
+Bag4 == Bag1 (-) Bag1
+Bag5 == SetToBag({1}) \sqsubseteq Bag1
+Bag6 == BagToSet(Bag1)
+Bag7 == BagIn("b", EmptyBag)
+Reg1 == TLCSet(3, <<7>>) /\ TLCGet(3) = <<7>>
+Reg2 == TLCGet("level")
 ====
