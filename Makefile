@@ -12,12 +12,13 @@ SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 
 LIB_SRC    := $(wildcard lib/*.c)
 REPLAY_SRC := $(wildcard replay/*.c)
+GO_SRC     := $(wildcard probes/go/*.c)
 TOOL_SRC   := $(wildcard tools/*.c)
 GRAMMAR    := $(BUILD)/grammar/package/src
 GRAMMAR_OBJ := $(BUILD)/grammar/parser.o $(BUILD)/grammar/scanner.o
 GEN_C      := $(BUILD)/gen/trace.pb-c.c
 GEN_H      := $(BUILD)/gen/trace.pb-c.h
-HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h tools/*.h) $(GEN_H)
+HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h probes/go/*.h tools/*.h) $(GEN_H)
 
 # Two flavours of every object: plain (the tool users run) and sanitized (what tests run).
 obj        = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(notdir $(2)))
@@ -27,6 +28,7 @@ TOOL_OBJ   := $(call obj,rel,$(TOOL_SRC))
 LIB_SOBJ   := $(call obj,san,$(LIB_SRC) $(GEN_C))
 REPLAY_SOBJ := $(call obj,san,$(REPLAY_SRC))
 TOOL_SOBJ  := $(call obj,san,$(TOOL_SRC))
+GO_SOBJ    := $(call obj,san,$(GO_SRC))
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -34,7 +36,7 @@ FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  := $(BUILD)/bench/bench_trace
 
-vpath %.c lib replay tools $(BUILD)/gen
+vpath %.c lib replay probes/go tools $(BUILD)/gen
 
 .PHONY: all deps test unit cli fuzz fuzz-smoke clang-check demo bench clean
 all: $(BUILD)/spectap
@@ -78,6 +80,11 @@ $(BUILD)/spectap: $(TOOL_OBJ) $(BUILD)/libreplay.a $(BUILD)/libspectap.a
 $(BUILD)/san/spectap: $(TOOL_SOBJ) $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS)
 
+# Go binary support (probes/go): libelf and capstone; its test builds small Go programs offline.
+$(BUILD)/tests/test_gobin: tests/unit/test_gobin.c tests/unit/check.h $(GO_SOBJ) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes/go $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(GO_SOBJ) -lelf -lcapstone
+
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a $(LIBS)
@@ -102,7 +109,7 @@ $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(TOOL_SRC) $(GEN_C); do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(TOOL_SRC) $(GEN_C); do \
 		$(CLANG) $(CPPFLAGS) $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 
