@@ -80,6 +80,52 @@ $(BUILD)/spectap: $(TOOL_OBJ) $(BUILD)/libreplay.a $(BUILD)/libspectap.a
 $(BUILD)/san/spectap: $(TOOL_SOBJ) $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS)
 
+# Generic uprobes (probes/): vmlinux.h, the BPF object and its skeleton are generated into
+# $(BUILD)/bpf, never committed. Static pattern rules, so they win over $(BUILD)/{rel,san}/%.o.
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -I/usr/include/x86_64-linux-gnu
+BPF_SRC    := $(wildcard probes/bpf/*.bpf.c)
+BPF_OBJ    := $(patsubst probes/bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRC))
+BPF_SKEL   := $(patsubst probes/bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRC))
+PROBE_SRC  := $(wildcard probes/*.c)
+PROBE_HDR  := $(wildcard probes/*.h probes/bpf/*.h)
+PROBE_OBJ  := $(patsubst probes/%.c,$(BUILD)/rel/probes/%.o,$(PROBE_SRC))
+PROBE_SOBJ := $(patsubst probes/%.c,$(BUILD)/san/probes/%.o,$(PROBE_SRC))
+BPF_LIBS   := -lbpf -lelf -lz
+
+$(BUILD)/bpf/vmlinux.h:
+	@mkdir -p $(@D)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BPF_OBJ): $(BUILD)/bpf/%.bpf.o: probes/bpf/%.bpf.c $(PROBE_HDR) $(BUILD)/bpf/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BPF_SKEL): $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	bpftool gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(PROBE_OBJ): $(BUILD)/rel/probes/%.o: probes/%.c $(PROBE_HDR) $(BPF_SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes -I$(BUILD)/bpf $(ALL_CFLAGS) -c $< -o $@
+$(PROBE_SOBJ): $(BUILD)/san/probes/%.o: probes/%.c $(PROBE_HDR) $(BPF_SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes -I$(BUILD)/bpf $(ALL_CFLAGS) -O1 $(SAN) -c $< -o $@
+
+$(BUILD)/libprobes.a: $(PROBE_OBJ)
+	ar rcs $@ $^
+$(BUILD)/san/libprobes.a: $(PROBE_SOBJ)
+	ar rcs $@ $^
+
+# The program the uprobe tests probe: ours, plain -O2 -g, not sanitized.
+$(BUILD)/tests/uprobe_target: tests/targets/uprobe_target.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(ALL_CFLAGS) -O2 -g -o $@ $<
+
+$(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)/san/libprobes.a \
+		$(BUILD)/tests/uprobe_target $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes $(ALL_CFLAGS) -O1 $(SAN) \
+		-DUPROBE_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/uprobe_target"' \
+		-o $@ $< $(BUILD)/san/libprobes.a $(BPF_LIBS)
+
 # Go binary support (probes/go): libelf and capstone; its test builds small Go programs offline.
 $(BUILD)/tests/test_gobin: tests/unit/test_gobin.c tests/unit/check.h $(GO_SOBJ) $(HEADERS)
 	@mkdir -p $(@D)
@@ -107,10 +153,10 @@ $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(BUILD)/libspectap.a $(LIBS)
 
 # The library and tools must also build warning-free with clang.
-clang-check: $(GEN_H) $(GRAMMAR)/parser.c
+clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL)
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(TOOL_SRC) $(GEN_C); do \
-		$(CLANG) $(CPPFLAGS) $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(TOOL_SRC) $(GEN_C); do \
+		$(CLANG) $(CPPFLAGS) -Iprobes -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 
 unit: $(UNIT_BIN)

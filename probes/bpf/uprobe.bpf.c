@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The one generic uprobe program: what it reads is data (the probe spec in spec_map, keyed by
+ * the attach cookie = probe id), so attaching to a new function needs no new BPF code.
+ * Records go to the ring buffer without wakeups (user space drains on a timer); failed
+ * reservations are counted per CPU and the per-CPU sequence still advances, so loss is never
+ * silent. Faulting reads set an error bit; they never drop the record. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "uprobe.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* user space may resize before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UPROBE_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct probe_spec);
+} spec_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uprobe_counters);
+} counters SEC(".maps");
+
+static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __s32 src_off, int *fault)
+{
+	__u64 v = 0;
+
+	switch (src) {
+	case UPROBE_SRC_RAX: return regs->ax;
+	case UPROBE_SRC_RDX: return regs->dx;
+	case UPROBE_SRC_RCX: return regs->cx;
+	case UPROBE_SRC_RBX: return regs->bx;
+	case UPROBE_SRC_RSI: return regs->si;
+	case UPROBE_SRC_RDI: return regs->di;
+	case UPROBE_SRC_RBP: return regs->bp;
+	case UPROBE_SRC_RSP: return regs->sp;
+	case UPROBE_SRC_R8: return regs->r8;
+	case UPROBE_SRC_R9: return regs->r9;
+	case UPROBE_SRC_R10: return regs->r10;
+	case UPROBE_SRC_R11: return regs->r11;
+	case UPROBE_SRC_R12: return regs->r12;
+	case UPROBE_SRC_R13: return regs->r13;
+	case UPROBE_SRC_R14: return regs->r14;
+	case UPROBE_SRC_R15: return regs->r15;
+	case UPROBE_SRC_RIP: return regs->ip;
+	case UPROBE_SRC_STACK:
+		if (bpf_probe_read_user(&v, sizeof(v), (const void *)(regs->sp + (__s64)src_off)))
+			*fault = 1;
+		return v;
+	default:
+		*fault = 1; /* the loader rejects these; never trust the map blindly */
+		return 0;
+	}
+}
+
+static __always_inline __u64 extend(__u64 v, __u32 size, __u32 flags)
+{
+	__u32 shift = 64 - 8 * (size & 15);
+
+	if (size >= 8)
+		return v;
+	if (flags & UPROBE_READ_SIGNED)
+		return (__u64)(((__s64)(v << shift)) >> shift);
+	return (v << shift) >> shift;
+}
+
+/* Performs read i of spec into e; block is e's block area for this read, or NULL in a compact
+ * record. Returns 1 if the read faulted. */
+static __always_inline int do_read(const struct pt_regs *regs, const struct uprobe_read *r,
+				   __u64 *val, __u8 *block)
+{
+	int fault = 0;
+	__u32 kind = r->kind, size = r->size;
+	__u64 v;
+
+	*val = 0;
+	if (kind == UPROBE_READ_NONE)
+		return 0;
+	v = reg_value(regs, r->src, r->src_off, &fault);
+	if (fault)
+		return 1;
+#pragma unroll
+	for (int k = 0; k < UPROBE_MAX_DEREFS; k++) {
+		if (k >= r->nderef)
+			break;
+		__u64 p = v + (__s64)r->deref_off[k];
+		if (bpf_probe_read_user(&v, sizeof(v), (const void *)p))
+			return 1;
+	}
+	if (kind == UPROBE_READ_VALUE) {
+		*val = extend(v, size, r->flags);
+		return 0;
+	}
+	if (kind == UPROBE_READ_MEM) {
+		__u64 m = 0;
+		if (size == 0 || size > 8)
+			return 1;
+		if (bpf_probe_read_user(&m, size & 15, (const void *)(v + (__s64)r->off)))
+			return 1;
+		*val = extend(m, size, r->flags);
+		return 0;
+	}
+	if (kind == UPROBE_READ_BLOCK && block) {
+		if (size == 0 || size > UPROBE_MAX_BLOCK)
+			return 1;
+		if (bpf_probe_read_user(block, size & (2 * UPROBE_MAX_BLOCK - 1),
+					(const void *)(v + (__s64)r->off)))
+			return 1; /* the helper zeroed the destination */
+		*val = size;
+		return 0;
+	}
+	return 1;
+}
+
+static __always_inline void fill(const struct pt_regs *regs, const struct probe_spec *spec,
+				 struct uprobe_event *e, __u8 (*blocks)[UPROBE_MAX_BLOCK])
+{
+	__u8 err = 0;
+	__u32 n = spec->nreads;
+
+#pragma unroll
+	for (int i = 0; i < UPROBE_MAX_READS; i++) {
+		if ((__u32)i >= n) {
+			e->val[i] = 0;
+			continue;
+		}
+		if (do_read(regs, &spec->reads[i], &e->val[i], blocks ? blocks[i] : 0))
+			err |= 1u << i;
+	}
+	e->nreads = n > UPROBE_MAX_READS ? UPROBE_MAX_READS : n;
+	e->err = err;
+}
+
+SEC("uprobe")
+int spectap_uprobe(struct pt_regs *ctx)
+{
+	__u32 zero = 0, id = (__u32)bpf_get_attach_cookie(ctx);
+	struct uprobe_counters *c = bpf_map_lookup_elem(&counters, &zero);
+	const struct probe_spec *spec = bpf_map_lookup_elem(&spec_map, &id);
+	struct uprobe_event *e;
+	__u64 seq, pid_tgid;
+
+	if (!c)
+		return 0;
+	if (!spec) {
+		__sync_fetch_and_add(&c->no_spec, 1);
+		return 0;
+	}
+	/* Atomic even though per CPU: a uprobe program can be preempted by another task's hit. */
+	seq = __sync_fetch_and_add(&c->seq, 1);
+	if (spec->has_block) {
+		struct uprobe_event_full *f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
+		if (!f) {
+			__sync_fetch_and_add(&c->lost, 1);
+			return 0;
+		}
+		e = &f->ev;
+		e->size = sizeof(*f);
+		fill(ctx, spec, e, f->block);
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			__sync_fetch_and_add(&c->lost, 1);
+			return 0;
+		}
+		e->size = sizeof(*e);
+		fill(ctx, spec, e, 0);
+	}
+	pid_tgid = bpf_get_current_pid_tgid();
+	e->probe_id = id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	e->seq = seq;
+	e->reserved = 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}

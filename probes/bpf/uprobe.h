@@ -1,0 +1,102 @@
+/* The contract between the generic uprobe BPF program (probes/bpf/uprobe.bpf.c) and user space
+ * (probes/uprobe_loader.c): the probe spec that user space writes into the spec map, and the event
+ * record that the BPF program writes into the ring buffer. Knows no particular system.
+ * See probes/bpf/README.md for the format in prose. */
+#ifndef SPECTAP_PROBES_UPROBE_H
+#define SPECTAP_PROBES_UPROBE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define UPROBE_MAX_READS 8   /* reads per probe */
+#define UPROBE_MAX_DEREFS 3  /* pointer dereferences per read */
+#define UPROBE_MAX_BLOCK 64  /* bytes of one block read */
+#define UPROBE_MAX_PROBES 4096 /* distinct probe ids (spec map entries) */
+
+/* Read sources. Registers use the DWARF x86-64 register numbers (what DW_OP_reg<n> and
+ * DW_OP_breg<n> name), so locations taken from debug info need no translation. */
+enum uprobe_src {
+	UPROBE_SRC_RAX = 0,
+	UPROBE_SRC_RDX = 1,
+	UPROBE_SRC_RCX = 2,
+	UPROBE_SRC_RBX = 3,
+	UPROBE_SRC_RSI = 4,
+	UPROBE_SRC_RDI = 5,
+	UPROBE_SRC_RBP = 6,
+	UPROBE_SRC_RSP = 7,
+	UPROBE_SRC_R8 = 8,
+	UPROBE_SRC_R9 = 9,
+	UPROBE_SRC_R10 = 10,
+	UPROBE_SRC_R11 = 11,
+	UPROBE_SRC_R12 = 12,
+	UPROBE_SRC_R13 = 13,
+	UPROBE_SRC_R14 = 14,
+	UPROBE_SRC_R15 = 15,
+	UPROBE_SRC_RIP = 16,
+	UPROBE_SRC_STACK = 32, /* the u64 at rsp + src_off (rsp as at the probe site) */
+};
+
+/* What a read produces (struct uprobe_read.kind). */
+enum uprobe_read_kind {
+	UPROBE_READ_NONE = 0,  /* unused slot: val 0, never an error */
+	UPROBE_READ_VALUE = 1, /* the value itself after the dereference chain, cut to size bytes */
+	UPROBE_READ_MEM = 2,   /* size (1, 2, 4, 8) bytes at value + off, zero-extended into val */
+	UPROBE_READ_BLOCK = 3, /* size (1..64) bytes at value + off into block[i]; val = size */
+};
+
+#define UPROBE_READ_SIGNED 0x1u /* VALUE/MEM: sign-extend from size bytes instead of zero-extend */
+
+/* One read: v = source; then nderef times v = *(u64 *)(v + deref_off[k]); then the kind's read. */
+struct uprobe_read {
+	__u8 src;    /* enum uprobe_src */
+	__u8 kind;   /* enum uprobe_read_kind */
+	__u8 size;   /* bytes: 1, 2, 4, 8 (VALUE, MEM) or 1..UPROBE_MAX_BLOCK (BLOCK) */
+	__u8 nderef; /* 0..UPROBE_MAX_DEREFS */
+	__u8 flags;  /* UPROBE_READ_* */
+	__u8 reserved[3];
+	__s32 src_off; /* UPROBE_SRC_STACK: offset from rsp; otherwise 0 */
+	__s32 deref_off[UPROBE_MAX_DEREFS];
+	__s32 off; /* MEM, BLOCK: offset of the final read */
+};
+
+#define UPROBE_SPEC_RETPROBE 0x1u /* attach at function return (uretprobe); registers at return */
+
+/* The probe spec, stored in the spec map under the probe id (= the attach cookie). */
+struct probe_spec {
+	__u32 nreads; /* 0..UPROBE_MAX_READS */
+	__u32 flags;  /* UPROBE_SPEC_*; set by the loader: has_block below is derived */
+	__u32 has_block; /* set by the loader: 1 if any read is BLOCK (full records) */
+	__u32 reserved;
+	struct uprobe_read reads[UPROBE_MAX_READS];
+};
+
+/* One record in the ring buffer. A probe with no BLOCK read emits struct uprobe_event
+ * (compact); a probe with a BLOCK read emits struct uprobe_event_full. size says which. */
+struct uprobe_event {
+	__u32 probe_id; /* the attach cookie */
+	__u32 cpu;
+	__u32 pid;      /* thread group id (what user space calls the pid) */
+	__u32 tid;
+	__u64 ktime_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 seq;      /* per-CPU sequence: advances on every hit, also when the record is lost */
+	__u16 size;     /* sizeof(struct uprobe_event) or sizeof(struct uprobe_event_full) */
+	__u8 nreads;
+	__u8 err;       /* bit i set: read i faulted (val[i] is 0, block[i] zeroed) */
+	__u32 reserved;
+	__u64 val[UPROBE_MAX_READS];
+};
+
+struct uprobe_event_full {
+	struct uprobe_event ev;
+	__u8 block[UPROBE_MAX_READS][UPROBE_MAX_BLOCK];
+};
+
+/* Per-CPU counters (one PERCPU_ARRAY entry). */
+struct uprobe_counters {
+	__u64 seq;     /* hits on this CPU = next sequence number */
+	__u64 lost;    /* ring buffer reservations that failed: records lost */
+	__u64 no_spec; /* hits whose cookie had no spec (not recorded, not in seq) */
+};
+
+#endif

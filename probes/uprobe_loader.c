@@ -1,0 +1,516 @@
+/* Generic uprobe loader: the skeleton of probes/bpf/uprobe.bpf.c, attachment by file offset
+ * with the probe id as cookie, timer-driven draining, loss counters, and ELF symbol -> file
+ * offset. See uprobe_loader.h. */
+#include "uprobe_loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include "uprobe.skel.h"
+#pragma GCC diagnostic pop
+
+#define DEFAULT_RINGBUF_BYTES (8u << 20)
+
+struct uprobe_loader {
+	struct uprobe_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks, caplinks;
+	uprobe_event_fn fn; /* set during uprobe_drain */
+	void *fn_ctx;
+	int ncpus;
+	char err[512];
+};
+
+/* libbpf's own messages: warnings go to stderr only while loading (a verifier rejection is
+ * worth seeing); elsewhere our messages say what failed. SPECTAP_LIBBPF_DEBUG=1 shows all. */
+static bool libbpf_loud;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static int debug = -1;
+
+	if (debug < 0) {
+		const char *e = getenv("SPECTAP_LIBBPF_DEBUG");
+		debug = e && *e && strcmp(e, "0") != 0;
+	}
+	if (debug || (libbpf_loud && level == LIBBPF_WARN))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static void vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	if (buf && len)
+		vsnprintf(buf, len, fmt, ap);
+}
+
+static void format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void format(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vformat(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+static int fail(struct uprobe_loader *l, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct uprobe_loader *l, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vformat(l->err, sizeof(l->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static const char *perm_hint(int err)
+{
+	return err == -EPERM || err == -EACCES
+		       ? " (BPF not permitted: run as root, or with CAP_BPF and CAP_PERFMON)"
+		       : "";
+}
+
+static int drain_sample(void *ctx, void *data, size_t size)
+{
+	struct uprobe_loader *l = ctx;
+	const struct uprobe_event *ev = data;
+
+	if (size < sizeof(*ev) || ev->size > size)
+		return fail(l, -EBADMSG, "uprobe drain: malformed record of %zu bytes", size);
+	return l->fn ? l->fn(l->fn_ctx, ev, ev->size) : 0;
+}
+
+int uprobe_loader_open(struct uprobe_loader **out, const struct uprobe_loader_opts *opts, char *err,
+		       size_t errlen)
+{
+	struct uprobe_loader *l = NULL;
+	size_t rb_bytes = opts && opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES;
+	long page = sysconf(_SC_PAGESIZE);
+	int ret;
+
+	*out = NULL;
+	format(err, errlen, "%s", "");
+	libbpf_set_print(libbpf_print);
+	if (page <= 0 || rb_bytes < (size_t)page || rb_bytes % (size_t)page ||
+	    (rb_bytes & (rb_bytes - 1)) || rb_bytes > (1u << 30)) {
+		format(err, errlen, "uprobe loader: ring buffer size %zu is not a power of two multiple of the page size (%ld)",
+		       rb_bytes, page);
+		return -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		ret = -ENOMEM;
+		format(err, errlen, "uprobe loader: out of memory");
+		goto cleanup;
+	}
+	l->skel = uprobe_bpf__open();
+	if (!l->skel) {
+		ret = -errno;
+		format(err, errlen, "uprobe loader: opening the BPF object failed: %s", strerror(-ret));
+		goto cleanup;
+	}
+	ret = bpf_map__set_max_entries(l->skel->maps.events, (uint32_t)rb_bytes);
+	if (ret) {
+		format(err, errlen, "uprobe loader: setting the ring buffer size to %zu failed: %s", rb_bytes,
+		       strerror(-ret));
+		goto cleanup;
+	}
+	libbpf_loud = true;
+	ret = uprobe_bpf__load(l->skel);
+	libbpf_loud = false;
+	if (ret) {
+		if (ret > 0)
+			ret = -ret;
+		format(err, errlen, "uprobe loader: loading the BPF program and maps failed: %s%s", strerror(-ret),
+		       perm_hint(ret));
+		goto cleanup;
+	}
+	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), drain_sample, l, NULL);
+	if (!l->rb) {
+		ret = -errno;
+		format(err, errlen, "uprobe loader: opening the ring buffer failed: %s", strerror(-ret));
+		goto cleanup;
+	}
+	l->ncpus = libbpf_num_possible_cpus();
+	if (l->ncpus <= 0) {
+		ret = l->ncpus ? l->ncpus : -EINVAL;
+		format(err, errlen, "uprobe loader: counting the possible CPUs failed: %s", strerror(-ret));
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	if (ret) {
+		uprobe_loader_close(l);
+		return ret;
+	}
+	*out = l;
+	return 0;
+}
+
+void uprobe_loader_close(struct uprobe_loader *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nlinks; i++)
+		bpf_link__destroy(l->links[i]);
+	free(l->links);
+	ring_buffer__free(l->rb);
+	uprobe_bpf__destroy(l->skel);
+	free(l);
+}
+
+const char *uprobe_loader_error(const struct uprobe_loader *l)
+{
+	return l ? l->err : "";
+}
+
+/* Checks a spec and derives has_block into *out. */
+static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct probe_spec *spec,
+		      struct probe_spec *out)
+{
+	if (!spec)
+		return fail(l, -EINVAL, "uprobe attach: probe %u has no spec", probe_id);
+	if (spec->nreads > UPROBE_MAX_READS)
+		return fail(l, -EINVAL, "uprobe attach: probe %u has %u reads (at most %d)", probe_id,
+			    spec->nreads, UPROBE_MAX_READS);
+	if (spec->flags & ~UPROBE_SPEC_RETPROBE)
+		return fail(l, -EINVAL, "uprobe attach: probe %u has unknown flags 0x%x", probe_id, spec->flags);
+	memset(out, 0, sizeof(*out));
+	out->nreads = spec->nreads;
+	out->flags = spec->flags;
+	for (uint32_t i = 0; i < spec->nreads; i++) {
+		const struct uprobe_read *r = &spec->reads[i];
+		bool reg = r->src <= UPROBE_SRC_RIP, sized = r->size == 1 || r->size == 2 || r->size == 4 ||
+								  r->size == 8;
+
+		if (r->kind == UPROBE_READ_NONE)
+			continue;
+		if (!reg && r->src != UPROBE_SRC_STACK)
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: unknown source %u", probe_id, i,
+				    r->src);
+		if (reg && r->src_off)
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: src_off is for stack slots only",
+				    probe_id, i);
+		if (r->nderef > UPROBE_MAX_DEREFS)
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: %u dereferences (at most %d)",
+				    probe_id, i, r->nderef, UPROBE_MAX_DEREFS);
+		if (r->flags & ~UPROBE_READ_SIGNED)
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: unknown flags 0x%x", probe_id, i,
+				    r->flags);
+		switch (r->kind) {
+		case UPROBE_READ_VALUE:
+		case UPROBE_READ_MEM:
+			if (!sized)
+				return fail(l, -EINVAL, "uprobe attach: probe %u read %u: size %u is not 1, 2, 4 or 8",
+					    probe_id, i, r->size);
+			break;
+		case UPROBE_READ_BLOCK:
+			if (r->size < 1 || r->size > UPROBE_MAX_BLOCK)
+				return fail(l, -EINVAL, "uprobe attach: probe %u read %u: block size %u not in 1..%d",
+					    probe_id, i, r->size, UPROBE_MAX_BLOCK);
+			out->has_block = 1;
+			break;
+		default:
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: unknown kind %u", probe_id, i,
+				    r->kind);
+		}
+		out->reads[i] = *r;
+		memset(out->reads[i].reserved, 0, sizeof(out->reads[i].reserved));
+	}
+	return 0;
+}
+
+/* Opens path as ELF; on failure returns NULL with *code = -ENOENT/-EACCES/... or -ENOEXEC. */
+static Elf *elf_open(const char *path, int *fd, int *code, char *err, size_t errlen)
+{
+	Elf *e;
+
+	*code = -ENOEXEC;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		format(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return NULL;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		*code = -errno;
+		format(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	e = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		format(err, errlen, "%s: not an ELF file", path);
+		if (e)
+			elf_end(e);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return e;
+}
+
+/* 0 if file_offset lies in an executable loadable segment of the ELF file path. */
+static int check_offset(struct uprobe_loader *l, const char *path, uint64_t file_offset, uint32_t probe_id)
+{
+	char msg[300];
+	int fd = -1, ret = -EINVAL;
+	size_t n = 0;
+	Elf *e = elf_open(path, &fd, &ret, msg, sizeof(msg));
+
+	if (!e)
+		return fail(l, ret, "uprobe attach: probe %u: %s", probe_id, msg);
+	if (elf_getphdrnum(e, &n)) {
+		ret = fail(l, -ENOEXEC, "uprobe attach: probe %u: %s: no program headers", probe_id, path);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (file_offset >= ph.p_offset && file_offset < ph.p_offset + ph.p_filesz) {
+			ret = 0;
+			goto cleanup;
+		}
+	}
+	ret = fail(l, -EINVAL, "uprobe attach: probe %u: offset 0x%llx of %s is not in an executable segment",
+		   probe_id, (unsigned long long)file_offset, path);
+cleanup:
+	elf_end(e);
+	close(fd);
+	return ret;
+}
+
+int uprobe_attach(struct uprobe_loader *l, const char *binary_path, uint64_t file_offset,
+		  uint32_t probe_id, const struct probe_spec *spec, int pid)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	struct probe_spec s, old;
+	struct bpf_link *link = NULL;
+	struct stat st;
+	bool inserted = false;
+	int ret;
+
+	if (!l || !binary_path)
+		return -EINVAL;
+	l->err[0] = 0;
+	ret = check_spec(l, probe_id, spec, &s);
+	if (ret)
+		return ret;
+	if (stat(binary_path, &st))
+		return fail(l, -errno, "uprobe attach: probe %u: binary %s: %s", probe_id, binary_path,
+			    strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fail(l, -EINVAL, "uprobe attach: probe %u: binary %s is not a regular file", probe_id,
+			    binary_path);
+	if (file_offset >= (uint64_t)st.st_size)
+		return fail(l, -EINVAL, "uprobe attach: probe %u: offset 0x%llx is beyond the end of %s (%lld bytes)",
+			    probe_id, (unsigned long long)file_offset, binary_path, (long long)st.st_size);
+	ret = check_offset(l, binary_path, file_offset, probe_id);
+	if (ret)
+		return ret;
+	if (l->nlinks == l->caplinks) {
+		size_t cap = l->caplinks ? 2 * l->caplinks : 8;
+		struct bpf_link **links = realloc(l->links, cap * sizeof(*links));
+
+		if (!links)
+			return fail(l, -ENOMEM, "uprobe attach: probe %u: out of memory", probe_id);
+		l->links = links;
+		l->caplinks = cap;
+	}
+	ret = bpf_map__lookup_elem(l->skel->maps.spec_map, &probe_id, sizeof(probe_id), &old, sizeof(old), 0);
+	if (ret == 0) {
+		if (memcmp(&old, &s, sizeof(s)) != 0)
+			return fail(l, -EEXIST, "uprobe attach: probe %u already has a different spec", probe_id);
+	} else {
+		ret = bpf_map__update_elem(l->skel->maps.spec_map, &probe_id, sizeof(probe_id), &s, sizeof(s),
+					   BPF_NOEXIST);
+		if (ret) {
+			ret = fail(l, ret, "uprobe attach: probe %u: storing its spec failed: %s%s", probe_id,
+				   strerror(-ret), perm_hint(ret));
+			goto cleanup;
+		}
+		inserted = true;
+	}
+	uo.bpf_cookie = probe_id;
+	uo.retprobe = (s.flags & UPROBE_SPEC_RETPROBE) != 0;
+	link = bpf_program__attach_uprobe_opts(l->skel->progs.spectap_uprobe, pid < 0 ? -1 : pid, binary_path,
+					       (size_t)file_offset, &uo);
+	if (!link) {
+		ret = -errno;
+		ret = fail(l, ret ? ret : -EINVAL, "uprobe attach: probe %u at %s+0x%llx (pid %d) failed: %s%s",
+			   probe_id, binary_path, (unsigned long long)file_offset, pid, strerror(-ret), perm_hint(ret));
+		goto cleanup;
+	}
+	l->links[l->nlinks++] = link;
+	ret = 0;
+cleanup:
+	if (ret && inserted)
+		bpf_map__delete_elem(l->skel->maps.spec_map, &probe_id, sizeof(probe_id), 0);
+	return ret;
+}
+
+int uprobe_drain(struct uprobe_loader *l, uprobe_event_fn fn, void *ctx)
+{
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	l->fn = fn;
+	l->fn_ctx = ctx;
+	ret = ring_buffer__consume(l->rb);
+	l->fn = NULL;
+	l->fn_ctx = NULL;
+	if (ret < 0 && !l->err[0])
+		fail(l, ret, "uprobe drain: consuming the ring buffer failed: %s", strerror(-ret));
+	return ret;
+}
+
+const uint8_t *uprobe_event_block(const struct uprobe_event *ev, size_t size, unsigned i)
+{
+	if (!ev || i >= UPROBE_MAX_READS || size < sizeof(struct uprobe_event_full) ||
+	    ev->size < sizeof(struct uprobe_event_full))
+		return NULL;
+	return ((const struct uprobe_event_full *)ev)->block[i];
+}
+
+int uprobe_counters_per_cpu(struct uprobe_loader *l, struct uprobe_counters *out, size_t n)
+{
+	struct uprobe_counters *all;
+	uint32_t zero = 0;
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	all = calloc((size_t)l->ncpus, sizeof(*all));
+	if (!all)
+		return fail(l, -ENOMEM, "uprobe counters: out of memory");
+	ret = bpf_map__lookup_elem(l->skel->maps.counters, &zero, sizeof(zero), all,
+				   (size_t)l->ncpus * sizeof(*all), 0);
+	if (ret) {
+		ret = fail(l, ret, "uprobe counters: reading the per-CPU counters failed: %s", strerror(-ret));
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n && i < (size_t)l->ncpus; i++)
+		out[i] = all[i];
+	ret = l->ncpus;
+cleanup:
+	free(all);
+	return ret;
+}
+
+int uprobe_losses(struct uprobe_loader *l, uint64_t *lost)
+{
+	struct uprobe_counters *c;
+	int ret, n;
+
+	*lost = 0;
+	if (!l)
+		return -EINVAL;
+	c = calloc((size_t)l->ncpus, sizeof(*c));
+	if (!c)
+		return fail(l, -ENOMEM, "uprobe losses: out of memory");
+	n = uprobe_counters_per_cpu(l, c, (size_t)l->ncpus);
+	ret = n < 0 ? n : 0;
+	for (int i = 0; i < n; i++)
+		*lost += c[i].lost;
+	free(c);
+	return ret;
+}
+
+int uprobe_symbol_offset(const char *path, const char *symbol, uint64_t *file_offset, char *err,
+			 size_t errlen)
+{
+	static const char *const tabs[] = {".symtab", ".dynsym"};
+	GElf_Addr value = 0;
+	bool found = false;
+	size_t shstrndx, nph = 0;
+	int fd = -1, ret;
+	Elf *e;
+
+	*file_offset = 0;
+	format(err, errlen, "%s", "");
+	if (!path || !symbol) {
+		format(err, errlen, "uprobe_symbol_offset: no path or no symbol");
+		return -EINVAL;
+	}
+	e = elf_open(path, &fd, &ret, err, errlen);
+	if (!e)
+		return ret;
+	if (elf_getshdrstrndx(e, &shstrndx) || elf_getphdrnum(e, &nph)) {
+		format(err, errlen, "%s: broken ELF headers: %s", path, elf_errmsg(-1));
+		ret = -ENOEXEC;
+		goto cleanup;
+	}
+	for (size_t t = 0; t < 2 && !found; t++) {
+		Elf_Scn *scn = NULL;
+
+		while (!found && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+				continue;
+			name = elf_strptr(e, shstrndx, sh.sh_name);
+			if (!name || strcmp(name, tabs[t]) != 0 || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *sname;
+
+				if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF)
+					continue;
+				sname = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (sname && strcmp(sname, symbol) == 0) {
+					value = sym.st_value;
+					found = true;
+					break;
+				}
+			}
+		}
+	}
+	if (!found) {
+		format(err, errlen, "%s: no function symbol %s", path, symbol);
+		ret = -ENOENT;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (value >= ph.p_vaddr && value < ph.p_vaddr + ph.p_filesz) {
+			*file_offset = value - ph.p_vaddr + ph.p_offset;
+			ret = 0;
+			goto cleanup;
+		}
+	}
+	format(err, errlen, "%s: function %s at 0x%llx is in no loadable segment", path, symbol,
+	       (unsigned long long)value);
+	ret = -ENOEXEC;
+cleanup:
+	elf_end(e);
+	close(fd);
+	return ret;
+}
