@@ -126,6 +126,22 @@ $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)
 		-DUPROBE_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/uprobe_target"' \
 		-o $@ $< $(BUILD)/san/libprobes.a $(BPF_LIBS)
 
+# Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
+CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c
+CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h
+$(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
+		$(BUILD)/san/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Icollector -Isystems/etcd $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< \
+		$(CLUSTER_SRC) $(BUILD)/san/libspectap.a $(LIBS)
+
+# The whole probe chain on Debian's etcd: gobin sites, the uprobe program, a live cluster.
+$(BUILD)/tests/test_etcd_probe: tests/unit/test_etcd_probe.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
+		$(GO_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Icollector -Isystems/etcd -Iprobes -Iprobes/go $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< \
+		$(CLUSTER_SRC) $(GO_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(LIBS) $(BPF_LIBS) -lcapstone
+
 # Go binary support (probes/go): libelf and capstone; its test builds small Go programs offline.
 $(BUILD)/tests/test_gobin: tests/unit/test_gobin.c tests/unit/check.h $(GO_SOBJ) $(HEADERS)
 	@mkdir -p $(@D)
@@ -155,8 +171,8 @@ $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL)
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(TOOL_SRC) $(GEN_C); do \
-		$(CLANG) $(CPPFLAGS) -Iprobes -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(TOOL_SRC) $(GEN_C); do \
+		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 
 unit: $(UNIT_BIN)
