@@ -128,6 +128,7 @@ $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)
 
 # Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
 CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c
+COLLECT_SRC := collector/collect.c
 CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h
 $(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
 		$(BUILD)/san/libspectap.a $(HEADERS)
@@ -141,6 +142,15 @@ $(BUILD)/tests/test_etcd_probe: tests/unit/test_etcd_probe.c tests/unit/check.h 
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Icollector -Isystems/etcd -Iprobes -Iprobes/go $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< \
 		$(CLUSTER_SRC) $(GO_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(LIBS) $(BPF_LIBS) -lcapstone
+
+# The collector core: uprobe records to spectap events in a trace, losses recorded.
+$(BUILD)/tests/test_collect: tests/unit/test_collect.c tests/unit/check.h collector/collect.c collector/collect.h \
+		$(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(BUILD)/tests/uprobe_target $(PROBE_HDR) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Icollector -Iprobes $(ALL_CFLAGS) -O1 $(SAN) \
+		-DUPROBE_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/uprobe_target"' \
+		-o $@ $< collector/collect.c $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a \
+		$(BPF_LIBS) $(LIBS)
 
 # Go binary support (probes/go): libelf and capstone; its test builds small Go programs offline.
 $(BUILD)/tests/test_gobin: tests/unit/test_gobin.c tests/unit/check.h $(GO_SOBJ) $(HEADERS)
@@ -171,7 +181,7 @@ $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL)
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(TOOL_SRC) $(GEN_C); do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(COLLECT_SRC) $(TOOL_SRC) $(GEN_C); do \
 		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 

@@ -1,0 +1,145 @@
+/*
+ * The generic collector core: turns generic uprobe records (probes/bpf/uprobe.h) into spectap
+ * events (include/spectap/event.h) appended to a trace writer. Knows no particular system: what
+ * a probe's reads mean is data, a probe table given by the caller.
+ *
+ * Per record: node = the probe's node read (if it has one and it did not fault), else the node
+ * registered for the record's pid with collect_set_node, else "pid:<pid>"; source = "bpf";
+ * seq = per node counter (1, 2, ...); ts_ns = the record's ktime_ns (CLOCK_MONOTONIC); lamport =
+ * per node counter, +1 per event; tid; kind = the probe's kind; args and state = records of the
+ * reads placed there (NULL when the probe places none there or all of them faulted). A faulted read (err bit set) is left out of args/state and named in the
+ * event's meta record: meta = [faulted |-> {"name", ...}] (meta is NULL when nothing faulted).
+ *
+ * Value types: COLLECT_INT: the read's 64 bits as a signed integer (use with
+ * UPROBE_READ_SIGNED for narrow reads); COLLECT_UINT: unsigned; a value >= 2^63 cannot be an
+ * exact spt_int, so it becomes a STRING field holding its decimal digits (never an error, never
+ * truncated; counted in stats.big_uints); COLLECT_BOOL: val != 0; COLLECT_CSTR: a BLOCK read as
+ * a string, its bytes up to the first NUL (at most the block size); COLLECT_HEX: a BLOCK read as
+ * a string of lower-case hex digits, two per byte.
+ *
+ * Ordering: records arrive in ring order, which is per-CPU reservation order, not time order.
+ * The collector holds a reorder window: records wait in a min-heap keyed by (ktime_ns, cpu,
+ * cpu seq); after each drain (collect_tick) it releases every record with
+ * ktime_ns + window_ns <= the newest ktime_ns seen, and collect_finish releases the rest. seq and
+ * lamport are assigned at release, so within a node they follow ktime order. A record that
+ * arrives later than the window (its ktime older than an event already released for its node)
+ * is still written (never dropped), with its own ts_ns, and counted in stats.late; with a
+ * window larger than the drain period this does not happen. At most max_pending records wait;
+ * beyond that the oldest are released early.
+ *
+ * Loss: every hit takes a per-CPU sequence number before the ring-buffer reservation, so a
+ * failed reservation is a gap in that CPU's sequence. The collector tracks, per CPU, the highest
+ * sequence number seen and the missing ones below it (gaps). A record may fill a gap late (a
+ * uprobe program can be preempted on its CPU), so a gap is declared lost only at the second
+ * tick after it was first seen (one full drain period later): then an spt_loss record is written
+ * (node "", source "bpf:cpu<N>", count, first_seq..last_seq). collect_tick also reads the BPF
+ * per-CPU counters and compares them with the gaps (stats.counter_mismatch). collect_finish
+ * (call it after the last drain, when no probe can fire any more) declares the remaining gaps
+ * and the tail (sequence numbers counted by the BPF counters after the last record seen) lost,
+ * and, if the BPF lost counter of a CPU still exceeds what the gaps account for, writes one more
+ * loss record for the difference with an unknown range (first_seq = last_seq = 0). So the trace's
+ * loss total equals max(gaps, BPF lost counter) per CPU: loss is never silent.
+ *
+ * All int returns: 0 (or a count) on success, -errno on failure, with the reason in
+ * collect_error().
+ */
+#ifndef SPECTAP_COLLECTOR_COLLECT_H
+#define SPECTAP_COLLECTOR_COLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spectap/trace.h"
+#include "uprobe_loader.h" /* probes/: build with -Iprobes */
+
+/* Where a read goes. */
+enum collect_place {
+	COLLECT_SKIP = 0,  /* not recorded */
+	COLLECT_STATE = 1, /* a field of the event's state record */
+	COLLECT_ARGS = 2,  /* a field of the event's args record */
+	COLLECT_NODE = 3,  /* the node id (INT/UINT: decimal; CSTR/HEX: the string); one per probe */
+};
+
+/* What a read's value is. */
+enum collect_type {
+	COLLECT_INT = 1,  /* signed 64-bit integer */
+	COLLECT_UINT = 2, /* unsigned: < 2^63 an integer, else a decimal string (see above) */
+	COLLECT_BOOL = 3,
+	COLLECT_CSTR = 4, /* BLOCK read: bytes up to the first NUL */
+	COLLECT_HEX = 5,  /* BLOCK read: hex digits */
+};
+
+struct collect_field {
+	const char *name; /* the field name (also used for COLLECT_NODE, in messages) */
+	uint8_t place;    /* enum collect_place */
+	uint8_t type;     /* enum collect_type */
+};
+
+struct collect_probe {
+	uint32_t probe_id;   /* the attach cookie */
+	const char *kind;    /* the event kind, e.g. "raft.step" */
+	unsigned nfields;    /* reads described: field i is read i; 0..UPROBE_MAX_READS */
+	struct collect_field fields[UPROBE_MAX_READS];
+};
+
+struct collect_table {
+	const struct collect_probe *probes;
+	size_t n;
+};
+
+struct collect_opts {
+	size_t sz;            /* sizeof(struct collect_opts) */
+	uint64_t window_ns;   /* reorder window (default 50 ms) */
+	size_t max_pending;   /* records held at most (default 65536) */
+};
+
+struct collect_stats {
+	uint64_t records;          /* records received */
+	uint64_t events;           /* events written */
+	uint64_t unknown_probe;    /* records whose probe id is not in the table (not written) */
+	uint64_t lost;             /* events declared lost (sum of the loss records written) */
+	uint64_t late;             /* events written after a later event of their node */
+	uint64_t late_fill;        /* records whose seq was below their CPU's highest and not a
+				    * pending gap: already declared lost (written anyway), or a
+				    * duplicate */
+	uint64_t big_uints;        /* UINT values >= 2^63 written as strings */
+	uint64_t faulted_reads;    /* reads left out because they faulted */
+	uint64_t counter_mismatch; /* ticks where a CPU's BPF lost counter < its declared gaps */
+};
+
+struct collect;
+
+/* The table is copied (names and kinds too). w stays the caller's: the collector never closes
+ * it. l (may be NULL) is read for the per-CPU counters at each tick and at finish; without it
+ * only sequence gaps are seen (a loss after a CPU's last record is then invisible). -EINVAL: a
+ * bad table (duplicate probe id, more than one node read, unknown place/type, a field without
+ * a name, a name used twice in args or in state); the message says which. */
+int collect_new(struct spt_writer *w, const struct collect_table *table, struct uprobe_loader *l,
+		const struct collect_opts *opts, struct collect **out, char *err, size_t errlen);
+/* Frees; does not write anything (call collect_finish first). */
+void collect_free(struct collect *c);
+const char *collect_error(const struct collect *c);
+
+/* Records that pid's events belong to node (copied). Replaces an earlier mapping. */
+int collect_set_node(struct collect *c, int pid, const char *node);
+
+/* One record: a uprobe_event_fn, so usable as the uprobe_drain callback with c as ctx. The
+ * record is copied and held in the reorder window. -EPROTO: a malformed record (size, nreads),
+ * or a record of a probe whose table entry has more fields than the record has reads or wants a
+ * block from a compact record. */
+int collect_record(void *ctx, const struct uprobe_event *ev, size_t size);
+
+/* After a drain: declares old gaps lost, reads the BPF counters, releases the events older
+ * than the window. */
+int collect_tick(struct collect *c);
+
+/* uprobe_drain(l, collect_record, c) then collect_tick(c): returns the records drained. */
+int collect_drain(struct collect *c);
+
+/* Releases every held event, writes the final loss records, flushes the writer. *lost (may be
+ * NULL) receives the total declared lost. After finish only collect_stats and collect_free. */
+int collect_finish(struct collect *c, uint64_t *lost);
+
+const struct collect_stats *collect_stats(const struct collect *c);
+
+#endif
