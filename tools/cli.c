@@ -54,6 +54,15 @@ int cli_help(struct cli *c)
 	return CLI_OK;
 }
 
+void cli_begin(struct cli *c, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json"))
+			c->json = true;
+	optind = 1;
+	opterr = 0;
+}
+
 int cli_other_opt(struct cli *c, int opt, char **argv)
 {
 	if (opt == 'h')

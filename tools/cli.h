@@ -24,6 +24,9 @@ int cli_fail(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 
 /* A usage error: the message, then the usage text; returns CLI_USAGE. */
 int cli_usage_error(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_help(struct cli *c);
+/* Before getopt_long: --json anywhere turns JSON errors on (even for bad options), and getopt
+ * starts afresh. */
+void cli_begin(struct cli *c, int argc, char **argv);
 /* What getopt_long returned for --help (h), a missing value (:) or an unknown option. */
 int cli_other_opt(struct cli *c, int opt, char **argv);
 void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

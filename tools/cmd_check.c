@@ -418,12 +418,8 @@ int cmd_check(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--json"))
-			c.json = true;
+	cli_begin(&c, argc, argv);
 	int opt;
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's': spec = optarg; break;

@@ -55,12 +55,8 @@ int cmd_export(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },      { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
 	};
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--json"))
-			c.json = true;
+	cli_begin(&c, argc, argv);
 	int opt;
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'T':

@@ -168,12 +168,8 @@ int cmd_import(int argc, char **argv)
 		{ "level", required_argument, NULL, 'L' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
 	};
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--json"))
-			c.json = true;
+	cli_begin(&c, argc, argv);
 	int opt;
-	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		uint64_t v;
 		switch (opt) {
