@@ -4,7 +4,8 @@ BUILD      ?= build
 CC         ?= gcc
 CLANG      ?= clang
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
-CPPFLAGS   := -D_GNU_SOURCE -DSPECTAP_VERSION='"$(VERSION)"' -Iinclude -Ilib -Ireplay -I$(BUILD)/gen
+CPPFLAGS   := -D_GNU_SOURCE -DSPECTAP_VERSION='"$(VERSION)"' -Iinclude -Ilib -Ireplay -I$(BUILD)/gen \
+	      -Iprobes -Iprobes/go -Icollector -Isystems/etcd
 CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS)
 LIBS       := -lprotobuf-c -lzstd -ltree-sitter
@@ -13,12 +14,15 @@ SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 LIB_SRC    := $(wildcard lib/*.c)
 REPLAY_SRC := $(wildcard replay/*.c)
 GO_SRC     := $(wildcard probes/go/*.c)
+# Capture: the collector and the systems, linked into the tool with the probes.
+CAPTURE_SRC := collector/collect.c collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c
 TOOL_SRC   := $(wildcard tools/*.c)
 GRAMMAR    := $(BUILD)/grammar/package/src
 GRAMMAR_OBJ := $(BUILD)/grammar/parser.o $(BUILD)/grammar/scanner.o
 GEN_C      := $(BUILD)/gen/trace.pb-c.c
 GEN_H      := $(BUILD)/gen/trace.pb-c.h
-HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h probes/go/*.h tools/*.h) $(GEN_H)
+HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h probes/*.h probes/bpf/*.h probes/go/*.h \
+	      collector/*.h systems/etcd/*.h tools/*.h) $(GEN_H)
 
 # Two flavours of every object: plain (the tool users run) and sanitized (what tests run).
 obj        = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(notdir $(2)))
@@ -29,6 +33,8 @@ LIB_SOBJ   := $(call obj,san,$(LIB_SRC) $(GEN_C))
 REPLAY_SOBJ := $(call obj,san,$(REPLAY_SRC))
 TOOL_SOBJ  := $(call obj,san,$(TOOL_SRC))
 GO_SOBJ    := $(call obj,san,$(GO_SRC))
+CAPTURE_OBJ := $(call obj,rel,$(CAPTURE_SRC) $(GO_SRC))
+CAPTURE_SOBJ := $(call obj,san,$(CAPTURE_SRC) $(GO_SRC))
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -36,7 +42,7 @@ FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  := $(BUILD)/bench/bench_trace
 
-vpath %.c lib replay probes/go tools $(BUILD)/gen
+vpath %.c lib replay probes/go collector systems/etcd tools $(BUILD)/gen
 
 .PHONY: all deps test unit cli fuzz fuzz-smoke clang-check demo bench clean
 all: $(BUILD)/spectap
@@ -75,10 +81,10 @@ $(BUILD)/libreplay.a: $(REPLAY_OBJ) $(GRAMMAR_OBJ)
 $(BUILD)/san/libreplay.a: $(REPLAY_SOBJ) $(GRAMMAR_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/spectap: $(TOOL_OBJ) $(BUILD)/libreplay.a $(BUILD)/libspectap.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
-$(BUILD)/san/spectap: $(TOOL_SOBJ) $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS)
+$(BUILD)/spectap: $(TOOL_OBJ) $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(BPF_LIBS) -lcapstone
+$(BUILD)/san/spectap: $(TOOL_SOBJ) $(CAPTURE_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(BPF_LIBS) -lcapstone
 
 # Generic uprobes (probes/): vmlinux.h, the BPF object and its skeleton are generated into
 # $(BUILD)/bpf, never committed. Static pattern rules, so they win over $(BUILD)/{rel,san}/%.o.
@@ -128,7 +134,7 @@ $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)
 
 # Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
 CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c
-COLLECT_SRC := collector/collect.c
+COLLECT_SRC := collector/collect.c systems/etcd/probes.c
 CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h
 $(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
 		$(BUILD)/san/libspectap.a $(HEADERS)

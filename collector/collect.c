@@ -142,7 +142,7 @@ static int check_table(struct collect *c, const struct collect_table *t)
 			if (f->place > COLLECT_NODE)
 				return fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: unknown place %u",
 					    p->probe_id, p->kind, k, f->place);
-			if (f->type < COLLECT_INT || f->type > COLLECT_HEX)
+			if (f->type < COLLECT_INT || f->type > COLLECT_ID)
 				return fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: unknown type %u",
 					    p->probe_id, p->kind, k, f->type);
 			if (!f->name || !*f->name)
@@ -521,6 +521,9 @@ static spt_val *read_value(struct collect *c, const struct uprobe_event *ev, siz
 		return spt_cstr(&c->arena, buf);
 	case COLLECT_BOOL:
 		return spt_bool(&c->arena, v != 0);
+	case COLLECT_ID:
+		snprintf(buf, sizeof(buf), "%" PRIx64, v);
+		return spt_cstr(&c->arena, buf);
 	case COLLECT_CSTR:
 	case COLLECT_HEX:
 		blk = uprobe_event_block(ev, size, i);

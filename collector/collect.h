@@ -67,6 +67,8 @@ enum collect_type {
 	COLLECT_BOOL = 3,
 	COLLECT_CSTR = 4, /* BLOCK read: bytes up to the first NUL */
 	COLLECT_HEX = 5,  /* BLOCK read: hex digits */
+	COLLECT_ID = 6,   /* an unsigned 64-bit identifier, as lowercase hex digits (how etcd and
+			     others print member ids): the same type whatever its size */
 };
 
 struct collect_field {

@@ -8,5 +8,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
+int cmd_record(int argc, char **argv);
 
 #endif
