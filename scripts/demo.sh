@@ -1,6 +1,6 @@
 #!/bin/sh
-# make demo: the real etcd-io/raft trace corpus through spectap and back.
-# (Later: a live 3-node cluster captured and checked against the bundled specs.)
+# make demo: the real etcd-io/raft trace corpus through spectap and back, then a live 3-member
+# etcd cluster recorded with eBPF. (Later: checked against the bundled specs.)
 set -eu
 build=${BUILD:-build}
 spectap="$build/spectap"
@@ -48,5 +48,14 @@ fi
 spt=$(wc -c <"$out/etcd.spt")
 z3=$(zstd -3 -c "$corpus" | wc -c)
 echo "size: $spt bytes as .spt vs $(wc -c <"$corpus") as NDJSON and $z3 as zstd -3 NDJSON"
+if [ "$(id -u)" = 0 ] && [ -x /usr/bin/etcd ]; then
+	step "record a real 3-member etcd cluster (Debian's unmodified binary, eBPF uprobes)"
+	echo "\$ spectap record etcd --scenario leader-kill --seed 1 -o $out/live.spt"
+	"$spectap" record etcd --scenario leader-kill --seed 1 -o "$out/live.spt"
+	echo "\$ spectap dump --kind 'Become*' $out/live.spt"
+	"$spectap" dump --kind 'Become*' "$out/live.spt" | cut -c1-170
+else
+	step "(recording a live etcd cluster needs root: skipped)"
+fi
 echo
 echo "demo: done; files in $out/"
