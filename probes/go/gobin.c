@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -420,10 +419,22 @@ int gobin_open(const char *path, struct gobin **out, char *errbuf)
 		goto out;
 	}
 	g->size = (size_t)st.st_size;
-	void *m = mmap(NULL, g->size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED) {
-		rc = gobin_fail(errbuf, path, errno, "cannot map: %s", strerror(errno));
+	/* Read, not mmap: the kernel puts the int3s of live uprobes on this file into every new
+	 * mapping of it, which would hide the instructions we disassemble. */
+	uint8_t *m = malloc(g->size);
+	if (!m) {
+		rc = gobin_fail(errbuf, path, ENOMEM, "out of memory reading %zu bytes", g->size);
 		goto out;
+	}
+	for (size_t done = 0; done < g->size;) {
+		ssize_t k = pread(fd, m + done, g->size - done, (off_t)done);
+		if (k <= 0) {
+			int e = k < 0 ? errno : EIO;
+			free(m);
+			rc = gobin_fail(errbuf, path, e, "cannot read: %s", strerror(e));
+			goto out;
+		}
+		done += (size_t)k;
 	}
 	g->map = m;
 	rc = read_elf(g, fd, errbuf);
@@ -442,8 +453,7 @@ void gobin_close(struct gobin *g)
 {
 	if (!g)
 		return;
-	if (g->map)
-		munmap((void *)g->map, g->size);
+	free((void *)g->map);
 	free(g->path);
 	free(g->segs);
 	free(g->funcs);
