@@ -418,6 +418,16 @@ static const struct ast *unfold(struct interp *in, struct ctx *c, const struct a
 	return e;
 }
 
+/* Whether every element of x (a set or a sequence) is in set. */
+static int all_members(struct interp *in, struct ctx c, spt_val *x, const struct ast *set, bool *out)
+{
+	*out = true;
+	for (uint32_t i = 0; i < x->n && *out; i++)
+		if (eval_member(in, c, x->u.elems[i], set, out))
+			return EVAL_ERR;
+	return 0;
+}
+
 int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *set, bool *out)
 {
 	set = unfold(in, &c, set);
@@ -439,33 +449,11 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 				return ev_fail(&in->ev, set, "%s is not supported", n);
 			return 0;
 		}
-		if (r.kind == R_BUILTIN && set->n == 1 && !strcmp(set->name, "Seq")) {
-			*out = false;
-			if (!spt_is_fun(x) || (x->n && x->kind != SPT_SEQ))
-				return 0;
-			for (uint32_t i = 0; i < x->n; i++) {
-				bool m;
-				if (eval_member(in, c, x->u.elems[i], set->a[0], &m))
-					return EVAL_ERR;
-				if (!m)
-					return 0;
-			}
-			*out = true;
-			return 0;
-		}
-		if (r.kind == R_BUILTIN && set->n == 1 && !strcmp(set->name, "SUBSET")) {
-			*out = false;
-			if (x->kind != SPT_SET)
-				return 0;
-			for (uint32_t i = 0; i < x->n; i++) {
-				bool m;
-				if (eval_member(in, c, x->u.elems[i], set->a[0], &m))
-					return EVAL_ERR;
-				if (!m)
-					return 0;
-			}
-			*out = true;
-			return 0;
+		/* x \in Seq(S): a sequence of elements of S; x \in SUBSET S: a set of them. */
+		bool seq = !strcmp(set->name, "Seq"), sub = !strcmp(set->name, "SUBSET");
+		if (r.kind == R_BUILTIN && set->n == 1 && (seq || sub)) {
+			bool shape = seq ? spt_is_fun(x) && (x->n == 0 || x->kind == SPT_SEQ) : x->kind == SPT_SET;
+			return shape ? all_members(in, c, x, set->a[0], out) : (*out = false, 0);
 		}
 	}
 	if (set->kind == A_FUNCSET) {
