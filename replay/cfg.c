@@ -79,6 +79,21 @@ static bool is_keyword(const char *w)
 	return false;
 }
 
+/* The next name of a keyword's list, or NULL (and nothing consumed) at a keyword or the end. */
+static const char *list_name(struct lex *l)
+{
+	skip(l);
+	const char *save = l->p;
+	uint32_t line = l->line;
+	const char *name = word(l);
+	if (!name || is_keyword(name)) {
+		l->p = save;
+		l->line = line;
+		return NULL;
+	}
+	return name;
+}
+
 static int value(struct lex *l, spt_val **out)
 {
 	struct spt_arena *a = spec_arena(l->spec);
@@ -157,17 +172,10 @@ static int push_const(struct cfg *c, struct cfg_const k)
 static int constants(struct lex *l, struct cfg *c)
 {
 	for (;;) {
-		skip(l);
-		const char *save = l->p;
+		const char *name = list_name(l);
 		uint32_t line = l->line;
-		const char *name = word(l);
 		if (!name)
 			return 0;
-		if (is_keyword(name)) {
-			l->p = save;
-			l->line = line;
-			return 0;
-		}
 		skip(l);
 		struct cfg_const k = { .name = name, .line = line };
 		if (l->p[0] == '<' && l->p[1] == '-') {
@@ -231,14 +239,7 @@ int cfg_load(struct spec *s, const char *path, struct cfg *out, struct spec_erro
 			}
 			*(kw[0] == 'I' ? &out->init : kw[0] == 'N' ? &out->next : &out->spec) = name;
 		} else if (!strcmp(kw, "INVARIANT") || !strcmp(kw, "INVARIANTS")) {
-			for (;;) {
-				skip(&l);
-				const char *save = l.p;
-				const char *name = word(&l);
-				if (!name || is_keyword(name)) {
-					l.p = save;
-					break;
-				}
+			for (const char *name; (name = list_name(&l));) {
 				const char **n = realloc(out->invariants, (out->n_invariants + 1) * sizeof(*n));
 				if (!n) {
 					rc = -ENOMEM;
@@ -253,15 +254,8 @@ int cfg_load(struct spec *s, const char *path, struct cfg *out, struct spec_erro
 			word(&l); /* TRUE or FALSE: not relevant to trace checking */
 		} else {
 			/* PROPERTY, SYMMETRY, VIEW, CONSTRAINT, ...: names that trace checking ignores */
-			for (;;) {
-				skip(&l);
-				const char *save = l.p;
-				const char *name = word(&l);
-				if (!name || is_keyword(name)) {
-					l.p = save;
-					break;
-				}
-			}
+			while (list_name(&l))
+				;
 		}
 	}
 	free(text);
