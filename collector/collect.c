@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "spectap/arena.h"
+#include "spectap/msgpair.h"
 #include "spectap/value.h"
 
 #define DEFAULT_WINDOW_NS (50ull * 1000 * 1000)
@@ -77,6 +78,10 @@ struct collect {
 	struct spt_arena arena;
 	struct collect_stats st;
 	struct uprobe_counters *ctrs;
+	collect_shape_fn shape;
+	void *shape_ctx;
+	struct spt_msgpair *pairs;
+	struct spt_msg msg; /* the event being written's message */
 	bool finished;
 	char err[512];
 };
@@ -183,6 +188,14 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 		c->window_ns = o->window_ns;
 	if (o && o->sz >= offsetof(struct collect_opts, max_pending) + sizeof(o->max_pending) && o->max_pending)
 		c->max_pending = o->max_pending;
+	if (o && o->sz >= offsetof(struct collect_opts, shape_ctx) + sizeof(o->shape_ctx)) {
+		c->shape = o->shape;
+		c->shape_ctx = o->shape_ctx;
+	}
+	if (spt_msgpair_new(&c->pairs)) {
+		r = fail(c, -ENOMEM, "collector: out of memory");
+		goto cleanup;
+	}
 	if (!w || !t || (t->n && !t->probes)) {
 		r = fail(c, -EINVAL, "collector: no writer or no probe table");
 		goto cleanup;
@@ -260,6 +273,7 @@ void collect_free(struct collect *c)
 		free(c->heap[i]);
 	free(c->heap);
 	free(c->ctrs);
+	spt_msgpair_free(c->pairs);
 	spt_arena_fini(&c->arena);
 	free(c);
 }
@@ -565,6 +579,51 @@ static int build_rec(struct collect *c, const struct probe *p, const struct upro
 	return *out ? 0 : fail(c, -ENOMEM, "collector: out of memory");
 }
 
+/* rec (a record, or NULL) with one more field name = v. */
+static spt_val *rec_with(struct spt_arena *a, spt_val *rec, const char *name, spt_val *v)
+{
+	size_t n = rec && rec->kind == SPT_REC ? rec->n : 0;
+	spt_val **keys = spt_arena_alloc(a, (n + 1) * sizeof(*keys));
+	spt_val **vals = spt_arena_alloc(a, (n + 1) * sizeof(*vals));
+	bool dup;
+
+	if (!keys || !vals)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = rec->u.fn.keys[i];
+		vals[i] = rec->u.fn.vals[i];
+	}
+	if (!(keys[n] = spt_cstr(a, name)))
+		return NULL;
+	vals[n] = v;
+	return spt_fun(a, keys, vals, n + 1, &dup);
+}
+
+/* The message's id and the receive's Lamport clock (past its send's). */
+static int pair_message(struct collect *c, struct spt_msg *m, uint64_t *lamport)
+{
+	uint64_t sent;
+	int r;
+
+	if (m->dir == SPT_MSG_SEND) {
+		if ((r = spt_msgpair_send(c->pairs, m, *lamport, &m->id)))
+			return fail(c, r, "collector: out of memory");
+		c->st.sends++;
+		return 0;
+	}
+	if ((r = spt_msgpair_recv(c->pairs, m, &m->id, &sent)) < 0)
+		return fail(c, r, "collector: out of memory");
+	c->st.receives++;
+	if (r) {
+		c->st.paired++;
+		if (sent + 1 > *lamport)
+			*lamport = sent + 1;
+	} else {
+		c->st.unpaired_receives++;
+	}
+	return 0;
+}
+
 static int emit(struct collect *c, const struct held *h)
 {
 	const struct uprobe_event *ev = &h->u.ev;
@@ -604,6 +663,32 @@ static int emit(struct collect *c, const struct held *h)
 			return (int)ni;
 	}
 	nd = &c->nodes[ni];
+	e.kind = p->kind;
+	r = build_rec(c, p, ev, h->size, COLLECT_ARGS, &e.args);
+	if (!r)
+		r = build_rec(c, p, ev, h->size, COLLECT_STATE, &e.state);
+	if (r)
+		return r;
+	if (c->shape) {
+		struct collect_shape sh = { .probe_id = ev->probe_id, .ev = ev, .size = h->size, .node = nd->name,
+					    .kind = e.kind, .args = e.args, .state = e.state, .arena = &c->arena };
+
+		r = c->shape(c->shape_ctx, &sh);
+		if (r < 0)
+			return fail(c, r, "collector: %s", sh.err[0] ? sh.err : strerror(-r));
+		if (r == 1) {
+			c->st.internal++;
+			return 0;
+		}
+		e.kind = sh.kind;
+		e.args = sh.args;
+		e.state = sh.state;
+		e.meta = sh.meta;
+		if (sh.msg) {
+			c->msg = *sh.msg;
+			e.msg = &c->msg;
+		}
+	}
 	if (nd->any && h->ktime < nd->last_ts)
 		c->st.late++;
 	else
@@ -612,15 +697,12 @@ static int emit(struct collect *c, const struct held *h)
 	e.node = nd->name;
 	e.source = "bpf";
 	e.seq = ++nd->seq;
-	e.lamport = ++nd->lamport;
+	e.lamport = nd->lamport + 1;
 	e.ts_ns = h->ktime;
 	e.tid = ev->tid;
-	e.kind = p->kind;
-	r = build_rec(c, p, ev, h->size, COLLECT_ARGS, &e.args);
-	if (!r)
-		r = build_rec(c, p, ev, h->size, COLLECT_STATE, &e.state);
-	if (r)
+	if (e.msg && (r = pair_message(c, &c->msg, &e.lamport)))
 		return r;
+	nd->lamport = e.lamport;
 	for (unsigned k = 0; k < p->nfields; k++) {
 		if (p->f[k].place == COLLECT_SKIP || !(ev->err & (1u << k)))
 			continue;
@@ -629,10 +711,9 @@ static int emit(struct collect *c, const struct held *h)
 			return fail(c, -ENOMEM, "collector: out of memory");
 	}
 	if (nf) {
-		static const char *const meta_names[] = {"faulted"};
 		spt_val *set = spt_set(&c->arena, faulted, nf);
 
-		if (!set || !(e.meta = spt_rec(&c->arena, meta_names, &set, 1)))
+		if (!set || !(e.meta = rec_with(&c->arena, e.meta, "faulted", set)))
 			return fail(c, -ENOMEM, "collector: out of memory");
 	}
 	r = spt_writer_append(c->w, &e);
@@ -801,6 +882,7 @@ int collect_finish(struct collect *c, uint64_t *lost)
 	if (r)
 		r = fail(c, r, "collector: flushing the trace: %s", strerror(-r));
 cleanup:
+	c->st.unpaired_sends = spt_msgpair_unpaired_sends(c->pairs);
 	if (lost)
 		*lost = c->st.lost;
 	return r;

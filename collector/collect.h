@@ -40,6 +40,11 @@
  * loss record for the difference with an unknown range (first_seq = last_seq = 0). So the trace's
  * loss total equals max(gaps, BPF lost counter) per CPU: loss is never silent.
  *
+ * Messages: an event with a message (from the shaper) is paired by content with
+ * include/spectap/msgpair.h: a send gets a fresh id, a receive the id of the oldest unreceived
+ * send with the same from, to, type and fields, and a Lamport clock past the send's. Events
+ * are released in time order, so a send is always written before its receive.
+ *
  * All int returns: 0 (or a count) on success, -errno on failure, with the reason in
  * collect_error().
  */
@@ -89,10 +94,35 @@ struct collect_table {
 	size_t n;
 };
 
+/*
+ * A system's shaping step (optional, collect_opts.shape): called for every record as it is
+ * released, in time order, after the table built its args and state. It may rename the kind,
+ * replace args and state (values from arena, which is reset per event), and attach a message
+ * (dir, from, to, type, fields; the collector assigns the id). Returns 0 to write the event,
+ * 1 to write nothing (an internal probe whose reads only feed the shaper's own state), or a
+ * negative errno (the collector fails with the shaper's message in err).
+ */
+struct collect_shape {
+	uint32_t probe_id;
+	const struct uprobe_event *ev; /* the raw record */
+	size_t size;
+	const char *node;
+	const char *kind;         /* in: the table's kind; out: the event's */
+	spt_val *args, *state;    /* in: built from the table; out: the event's */
+	spt_val *meta;            /* out: NULL or a record (the collector adds "faulted") */
+	struct spt_msg *msg;      /* out: NULL or &msg_buf filled */
+	struct spt_msg msg_buf;
+	struct spt_arena *arena;
+	char err[256];
+};
+typedef int (*collect_shape_fn)(void *ctx, struct collect_shape *s);
+
 struct collect_opts {
 	size_t sz;            /* sizeof(struct collect_opts) */
 	uint64_t window_ns;   /* reorder window (default 50 ms) */
 	size_t max_pending;   /* records held at most (default 65536) */
+	collect_shape_fn shape; /* NULL: events as the table says */
+	void *shape_ctx;
 };
 
 struct collect_stats {
@@ -107,6 +137,11 @@ struct collect_stats {
 	uint64_t big_uints;        /* UINT values >= 2^63 written as strings */
 	uint64_t faulted_reads;    /* reads left out because they faulted */
 	uint64_t counter_mismatch; /* ticks where a CPU's BPF lost counter < its declared gaps */
+	uint64_t internal;         /* records the shaper consumed without writing an event */
+	uint64_t sends, receives;  /* message events written */
+	uint64_t paired;           /* receives paired with a send (same id, clock past the send) */
+	uint64_t unpaired_receives;
+	uint64_t unpaired_sends;   /* set by collect_finish: sends no receive took */
 };
 
 struct collect;

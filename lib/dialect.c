@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dialect_internal.h"
+#include "spectap/msgpair.h"
 
 static const struct dialect_ops *const dialects[] = {
 	[SPT_DIALECT_JSON] = &dialect_json,
@@ -134,13 +135,6 @@ struct node_clock {
 	uint64_t seq, lamport;
 };
 
-/* Sends waiting for their receive, per message content. */
-struct pending {
-	char *key;
-	uint64_t *ids, *lamports;
-	size_t head, len, cap;
-};
-
 struct spt_import {
 	const struct dialect_ops *ops;
 	struct spt_arena line;      /* the current line's values */
@@ -154,11 +148,8 @@ struct spt_import {
 	bool nodes_from_config;
 	struct node_clock *clocks;
 	size_t n_clocks, cap_clocks;
-	struct pending *pend;       /* open addressing on key */
-	size_t cap_pend, n_pend;
-	uint64_t next_msg_id;
+	struct spt_msgpair *pairs;
 	struct spt_import_stats stats;
-	struct spt_buf key;
 };
 
 struct spt_arena *import_arena(struct spt_import *im) { return &im->line; }
@@ -168,6 +159,10 @@ int spt_import_new(enum spt_dialect d, struct spt_import **out)
 	struct spt_import *im = calloc(1, sizeof(*im));
 	if (!im)
 		return -ENOMEM;
+	if (spt_msgpair_new(&im->pairs)) {
+		free(im);
+		return -ENOMEM;
+	}
 	im->ops = dialects[d];
 	spt_arena_init(&im->line);
 	spt_arena_init(&im->keep);
@@ -183,14 +178,8 @@ void spt_import_free(struct spt_import *im)
 	for (size_t i = 0; i < im->n_clocks; i++)
 		free(im->clocks[i].name);
 	free(im->clocks);
-	for (size_t i = 0; i < im->cap_pend; i++) {
-		free(im->pend[i].key);
-		free(im->pend[i].ids);
-		free(im->pend[i].lamports);
-	}
-	free(im->pend);
+	spt_msgpair_free(im->pairs);
 	free(im->nodes);
-	spt_buf_free(&im->key);
 	spt_arena_fini(&im->line);
 	spt_arena_fini(&im->keep);
 	free(im);
@@ -284,83 +273,6 @@ static struct node_clock *clock_of(struct spt_import *im, const char *node)
 	return c;
 }
 
-static struct pending *pending_slot(struct spt_import *im, const char *key, size_t len, bool create)
-{
-	if (create && (im->n_pend + 1) * 2 > im->cap_pend) {
-		size_t cap = im->cap_pend ? im->cap_pend * 2 : 256;
-		struct pending *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return NULL;
-		for (size_t i = 0; i < im->cap_pend; i++) {
-			if (!im->pend[i].key)
-				continue;
-			size_t j = spt_hash_bytes(im->pend[i].key, strlen(im->pend[i].key), 0) & (cap - 1);
-			while (n[j].key)
-				j = (j + 1) & (cap - 1);
-			n[j] = im->pend[i];
-		}
-		free(im->pend);
-		im->pend = n;
-		im->cap_pend = cap;
-	}
-	if (!im->cap_pend)
-		return NULL;
-	size_t j = spt_hash_bytes(key, len, 0) & (im->cap_pend - 1);
-	while (im->pend[j].key) {
-		if (!strcmp(im->pend[j].key, key))
-			return &im->pend[j];
-		j = (j + 1) & (im->cap_pend - 1);
-	}
-	if (!create)
-		return NULL;
-	if (!(im->pend[j].key = strdup(key)))
-		return NULL;
-	im->n_pend++;
-	return &im->pend[j];
-}
-
-static int pending_push(struct pending *p, uint64_t id, uint64_t lamport)
-{
-	if (p->head + p->len == p->cap) {
-		if (p->head) { /* compact before growing */
-			memmove(p->ids, p->ids + p->head, p->len * sizeof(*p->ids));
-			memmove(p->lamports, p->lamports + p->head, p->len * sizeof(*p->lamports));
-			p->head = 0;
-		}
-		if (p->len == p->cap) {
-			size_t cap = p->cap ? p->cap * 2 : 4;
-			uint64_t *a = realloc(p->ids, cap * sizeof(*a));
-			if (!a)
-				return -ENOMEM;
-			p->ids = a;
-			uint64_t *b = realloc(p->lamports, cap * sizeof(*b));
-			if (!b)
-				return -ENOMEM;
-			p->lamports = b;
-			p->cap = cap;
-		}
-	}
-	p->ids[p->head + p->len] = id;
-	p->lamports[p->head + p->len] = lamport;
-	p->len++;
-	return 0;
-}
-
-/* Message identity from content: from, to, type and payload. */
-static int message_key(struct spt_import *im, const struct spt_msg *m)
-{
-	spt_buf_clear(&im->key);
-	spt_buf_puts(&im->key, m->from);
-	spt_buf_putc(&im->key, '\x1f');
-	spt_buf_puts(&im->key, m->to);
-	spt_buf_putc(&im->key, '\x1f');
-	spt_buf_puts(&im->key, m->type);
-	spt_buf_putc(&im->key, '\x1f');
-	if (m->fields) /* canonical order: a reordered payload is the same message */
-		spt_json_write(&im->key, m->fields, SPT_JSON_TAGGED | SPT_JSON_CANONICAL, NULL);
-	return im->key.oom ? -ENOMEM : 0;
-}
-
 /* Seq, message id and Lamport clock for dialects that do not carry them. */
 static int derive(struct spt_import *im, struct spt_event *ev, struct spt_msg *msg)
 {
@@ -371,29 +283,21 @@ static int derive(struct spt_import *im, struct spt_event *ev, struct spt_msg *m
 	ev->seq = ++c->seq;
 	uint64_t lamport = c->lamport + 1;
 	if (ev->msg) {
-		int rc = message_key(im, msg);
-		if (rc)
-			return rc;
+		int rc;
 		if (msg->dir == SPT_MSG_SEND) {
-			struct pending *p = pending_slot(im, im->key.p, im->key.len, true);
-			if (!p)
-				return -ENOMEM;
-			msg->id = ++im->next_msg_id;
-			if ((rc = pending_push(p, msg->id, lamport)))
+			if ((rc = spt_msgpair_send(im->pairs, msg, lamport, &msg->id)))
 				return rc;
 			im->stats.sends++;
 		} else {
-			struct pending *p = pending_slot(im, im->key.p, im->key.len, false);
+			uint64_t sent;
+			if ((rc = spt_msgpair_recv(im->pairs, msg, &msg->id, &sent)) < 0)
+				return rc;
 			im->stats.receives++;
-			if (p && p->len) {
-				msg->id = p->ids[p->head];
-				if (p->lamports[p->head] + 1 > lamport)
-					lamport = p->lamports[p->head] + 1;
-				p->head++;
-				p->len--;
+			if (rc) {
+				if (sent + 1 > lamport)
+					lamport = sent + 1;
 				im->stats.paired++;
 			} else {
-				msg->id = ++im->next_msg_id;
 				im->stats.unpaired_receives++;
 			}
 		}
