@@ -26,6 +26,13 @@
 
 #define DEFAULT_RINGBUF_BYTES (8u << 20)
 
+/* The layout is shared with the BPF program and documented in probes/bpf/README.md. */
+_Static_assert(sizeof(struct uprobe_read) == 28, "struct uprobe_read layout");
+_Static_assert(offsetof(struct uprobe_read, stride) == 6, "struct uprobe_read layout");
+_Static_assert(offsetof(struct uprobe_event, err) == 36, "struct uprobe_event layout");
+_Static_assert(offsetof(struct uprobe_event, val) == 40, "struct uprobe_event layout");
+_Static_assert(UPROBE_MAX_READS <= 32, "err has one bit per read");
+
 struct uprobe_loader {
 	struct uprobe_bpf *skel;
 	struct ring_buffer *rb;
@@ -212,9 +219,12 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 		if (r->nderef > UPROBE_MAX_DEREFS)
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: %u dereferences (at most %d)",
 				    probe_id, i, r->nderef, UPROBE_MAX_DEREFS);
-		if (r->flags & ~UPROBE_READ_SIGNED)
+		if (r->flags & ~(UPROBE_READ_SIGNED | UPROBE_READ_TAIL))
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: unknown flags 0x%x", probe_id, i,
 				    r->flags);
+		if ((r->flags & UPROBE_READ_TAIL) && r->kind != UPROBE_READ_ARRAY)
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: UPROBE_READ_TAIL is for ARRAY reads only",
+				    probe_id, i);
 		switch (r->kind) {
 		case UPROBE_READ_VALUE:
 		case UPROBE_READ_MEM:
@@ -228,12 +238,34 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 					    probe_id, i, r->size, UPROBE_MAX_BLOCK);
 			out->has_block = 1;
 			break;
+		case UPROBE_READ_ARRAY:
+			if (r->size < 1 || r->size > UPROBE_MAX_ELEMS)
+				return fail(l, -EINVAL, "uprobe attach: probe %u read %u: array size %u not in 1..%d elements",
+					    probe_id, i, r->size, UPROBE_MAX_ELEMS);
+			if (r->stride == 0)
+				return fail(l, -EINVAL, "uprobe attach: probe %u read %u: array stride is 0", probe_id, i);
+			if (r->len_read >= i)
+				return fail(l, -EINVAL,
+					    "uprobe attach: probe %u read %u: array length read %u is not an earlier read",
+					    probe_id, i, r->len_read);
+			if (spec->reads[r->len_read].kind == UPROBE_READ_NONE)
+				return fail(l, -EINVAL, "uprobe attach: probe %u read %u: array length read %u is unused (NONE)",
+					    probe_id, i, r->len_read);
+			if (r->flags & UPROBE_READ_SIGNED)
+				return fail(l, -EINVAL, "uprobe attach: probe %u read %u: UPROBE_READ_SIGNED is not for ARRAY reads",
+					    probe_id, i);
+			out->has_block = 1;
+			break;
 		default:
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: unknown kind %u", probe_id, i,
 				    r->kind);
 		}
 		out->reads[i] = *r;
-		memset(out->reads[i].reserved, 0, sizeof(out->reads[i].reserved));
+		if (r->kind != UPROBE_READ_ARRAY) {
+			/* Unused here: cleared so that equal specs compare equal (-EEXIST check). */
+			out->reads[i].len_read = 0;
+			out->reads[i].stride = 0;
+		}
 	}
 	return 0;
 }

@@ -29,30 +29,39 @@ struct {
 	__type(value, struct uprobe_counters);
 } counters SEC(".maps");
 
+/* A context field read the compiler must keep as written: without the barrier clang may merge
+ * the switch below into one load at ctx + variable offset, which the verifier rejects. */
+#define CTX_REG(regs, f)                                                                           \
+	({                                                                                         \
+		__u64 r_ = (regs)->f;                                                              \
+		asm volatile("" : "+r"(r_));                                                       \
+		r_;                                                                                \
+	})
+
 static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __s32 src_off, int *fault)
 {
 	__u64 v = 0;
 
 	switch (src) {
-	case UPROBE_SRC_RAX: return regs->ax;
-	case UPROBE_SRC_RDX: return regs->dx;
-	case UPROBE_SRC_RCX: return regs->cx;
-	case UPROBE_SRC_RBX: return regs->bx;
-	case UPROBE_SRC_RSI: return regs->si;
-	case UPROBE_SRC_RDI: return regs->di;
-	case UPROBE_SRC_RBP: return regs->bp;
-	case UPROBE_SRC_RSP: return regs->sp;
-	case UPROBE_SRC_R8: return regs->r8;
-	case UPROBE_SRC_R9: return regs->r9;
-	case UPROBE_SRC_R10: return regs->r10;
-	case UPROBE_SRC_R11: return regs->r11;
-	case UPROBE_SRC_R12: return regs->r12;
-	case UPROBE_SRC_R13: return regs->r13;
-	case UPROBE_SRC_R14: return regs->r14;
-	case UPROBE_SRC_R15: return regs->r15;
-	case UPROBE_SRC_RIP: return regs->ip;
+	case UPROBE_SRC_RAX: return CTX_REG(regs, ax);
+	case UPROBE_SRC_RDX: return CTX_REG(regs, dx);
+	case UPROBE_SRC_RCX: return CTX_REG(regs, cx);
+	case UPROBE_SRC_RBX: return CTX_REG(regs, bx);
+	case UPROBE_SRC_RSI: return CTX_REG(regs, si);
+	case UPROBE_SRC_RDI: return CTX_REG(regs, di);
+	case UPROBE_SRC_RBP: return CTX_REG(regs, bp);
+	case UPROBE_SRC_RSP: return CTX_REG(regs, sp);
+	case UPROBE_SRC_R8: return CTX_REG(regs, r8);
+	case UPROBE_SRC_R9: return CTX_REG(regs, r9);
+	case UPROBE_SRC_R10: return CTX_REG(regs, r10);
+	case UPROBE_SRC_R11: return CTX_REG(regs, r11);
+	case UPROBE_SRC_R12: return CTX_REG(regs, r12);
+	case UPROBE_SRC_R13: return CTX_REG(regs, r13);
+	case UPROBE_SRC_R14: return CTX_REG(regs, r14);
+	case UPROBE_SRC_R15: return CTX_REG(regs, r15);
+	case UPROBE_SRC_RIP: return CTX_REG(regs, ip);
 	case UPROBE_SRC_STACK:
-		if (bpf_probe_read_user(&v, sizeof(v), (const void *)(regs->sp + (__s64)src_off)))
+		if (bpf_probe_read_user(&v, sizeof(v), (const void *)(CTX_REG(regs, sp) + (__s64)src_off)))
 			*fault = 1;
 		return v;
 	default:
@@ -72,10 +81,40 @@ static __always_inline __u64 extend(__u64 v, __u32 size, __u32 flags)
 	return (v << shift) >> shift;
 }
 
-/* Performs read i of spec into e; block is e's block area for this read, or NULL in a compact
- * record. Returns 1 if the read faulted. */
+/* ARRAY read i: the u64 at off of up to size elements from v, the element count being the
+ * value of the earlier read len_read (already in e). block is zeroed. Returns 1 if it faulted. */
+static __always_inline int read_array(const struct uprobe_read *r, const struct uprobe_event *e, __u32 i,
+				      __u64 v, __u64 *val, __u64 *block)
+{
+	__u32 lr = r->len_read, size = r->size, stride = r->stride;
+	__u64 count, n, base;
+
+	if (lr >= i || size == 0 || size > UPROBE_MAX_ELEMS || stride == 0)
+		return 1;
+	if (e->err & (1u << lr))
+		return 1; /* no count */
+	count = e->val[lr];
+	if (count > (1ull << 31))
+		return 1; /* not a length: garbage, or a negative one */
+	n = count < size ? count : size;
+	base = v + (__s64)r->off;
+	if (r->flags & UPROBE_READ_TAIL)
+		base += (count - n) * stride;
+	*val = n;
+#pragma unroll
+	for (int j = 0; j < UPROBE_MAX_ELEMS; j++) {
+		if ((__u64)j >= n)
+			break;
+		if (bpf_probe_read_user(&block[j], sizeof(block[j]), (const void *)(base + (__u64)j * stride)))
+			return 1; /* the helper zeroed element j; the later ones are still 0 */
+	}
+	return 0;
+}
+
+/* Performs read i of spec into e; block is e's (zeroed) block area for this read, or NULL in a
+ * compact record. Returns 1 if the read faulted. */
 static __always_inline int do_read(const struct pt_regs *regs, const struct uprobe_read *r,
-				   __u64 *val, __u8 *block)
+				   const struct uprobe_event *e, __u32 i, __u64 *val, __u8 *block)
 {
 	int fault = 0;
 	__u32 kind = r->kind, size = r->size;
@@ -117,26 +156,36 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 		*val = size;
 		return 0;
 	}
+	if (kind == UPROBE_READ_ARRAY && block)
+		return read_array(r, e, i, v, val, (__u64 *)block);
 	return 1;
 }
 
+/* err lives in the record, not in a register: ARRAY reads look up their count's bit, and the
+ * verifier need not tell apart 2^24 error patterns. */
 static __always_inline void fill(const struct pt_regs *regs, const struct probe_spec *spec,
 				 struct uprobe_event *e, __u8 (*blocks)[UPROBE_MAX_BLOCK])
 {
-	__u8 err = 0;
 	__u32 n = spec->nreads;
 
+	e->err = 0;
 #pragma unroll
 	for (int i = 0; i < UPROBE_MAX_READS; i++) {
+		if (blocks) {
+			/* Ring buffer memory holds older records: a block not (fully) written, e.g.
+			 * behind a faulting pointer, must read as zeros, not as someone's old data. */
+#pragma unroll
+			for (int j = 0; j < UPROBE_MAX_BLOCK / 8; j++)
+				((__u64 *)blocks[i])[j] = 0;
+		}
 		if ((__u32)i >= n) {
 			e->val[i] = 0;
 			continue;
 		}
-		if (do_read(regs, &spec->reads[i], &e->val[i], blocks ? blocks[i] : 0))
-			err |= 1u << i;
+		if (do_read(regs, &spec->reads[i], e, i, &e->val[i], blocks ? blocks[i] : 0))
+			e->err |= 1u << i;
 	}
 	e->nreads = n > UPROBE_MAX_READS ? UPROBE_MAX_READS : n;
-	e->err = err;
 }
 
 SEC("uprobe")
@@ -181,7 +230,7 @@ int spectap_uprobe(struct pt_regs *ctx)
 	e->tid = (__u32)pid_tgid;
 	e->ktime_ns = bpf_ktime_get_ns();
 	e->seq = seq;
-	e->reserved = 0;
+	e->reserved8 = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -9,9 +9,10 @@
 #include <linux/types.h>
 #endif
 
-#define UPROBE_MAX_READS 8   /* reads per probe */
+#define UPROBE_MAX_READS 24  /* reads per probe; err has one bit per read */
 #define UPROBE_MAX_DEREFS 3  /* pointer dereferences per read */
 #define UPROBE_MAX_BLOCK 64  /* bytes of one block read */
+#define UPROBE_MAX_ELEMS (UPROBE_MAX_BLOCK / 8) /* u64 elements of one ARRAY read */
 #define UPROBE_MAX_PROBES 4096 /* distinct probe ids (spec map entries) */
 
 /* Read sources. Registers use the DWARF x86-64 register numbers (what DW_OP_reg<n> and
@@ -43,21 +44,28 @@ enum uprobe_read_kind {
 	UPROBE_READ_VALUE = 1, /* the value itself after the dereference chain, cut to size bytes */
 	UPROBE_READ_MEM = 2,   /* size (1, 2, 4, 8) bytes at value + off, zero-extended into val */
 	UPROBE_READ_BLOCK = 3, /* size (1..64) bytes at value + off into block[i]; val = size */
+	/* v is the address of element 0 of an array whose element count is val[len_read]:
+	 * n = min(count, size) elements (the first n, or the last n with UPROBE_READ_TAIL); the
+	 * u64 at v + (start + j) * stride + off goes to block[i] at 8 * j; val = n. */
+	UPROBE_READ_ARRAY = 4,
 };
 
 #define UPROBE_READ_SIGNED 0x1u /* VALUE/MEM: sign-extend from size bytes instead of zero-extend */
+#define UPROBE_READ_TAIL 0x2u   /* ARRAY: the last n elements instead of the first n */
 
 /* One read: v = source; then nderef times v = *(u64 *)(v + deref_off[k]); then the kind's read. */
 struct uprobe_read {
-	__u8 src;    /* enum uprobe_src */
-	__u8 kind;   /* enum uprobe_read_kind */
-	__u8 size;   /* bytes: 1, 2, 4, 8 (VALUE, MEM) or 1..UPROBE_MAX_BLOCK (BLOCK) */
-	__u8 nderef; /* 0..UPROBE_MAX_DEREFS */
-	__u8 flags;  /* UPROBE_READ_* */
-	__u8 reserved[3];
+	__u8 src;      /* enum uprobe_src */
+	__u8 kind;     /* enum uprobe_read_kind */
+	__u8 size;     /* bytes: 1, 2, 4, 8 (VALUE, MEM), 1..UPROBE_MAX_BLOCK (BLOCK);
+			* elements: 1..UPROBE_MAX_ELEMS (ARRAY) */
+	__u8 nderef;   /* 0..UPROBE_MAX_DEREFS */
+	__u8 flags;    /* UPROBE_READ_* */
+	__u8 len_read; /* ARRAY: index (< this read's) of the read whose val is the element count */
+	__u16 stride;  /* ARRAY: bytes from one element to the next, > 0 */
 	__s32 src_off; /* UPROBE_SRC_STACK: offset from rsp; otherwise 0 */
 	__s32 deref_off[UPROBE_MAX_DEREFS];
-	__s32 off; /* MEM, BLOCK: offset of the final read */
+	__s32 off; /* MEM, BLOCK: offset of the final read; ARRAY: of the field in an element */
 };
 
 #define UPROBE_SPEC_RETPROBE 0x1u /* attach at function return (uretprobe); registers at return */
@@ -66,13 +74,13 @@ struct uprobe_read {
 struct probe_spec {
 	__u32 nreads; /* 0..UPROBE_MAX_READS */
 	__u32 flags;  /* UPROBE_SPEC_*; set by the loader: has_block below is derived */
-	__u32 has_block; /* set by the loader: 1 if any read is BLOCK (full records) */
+	__u32 has_block; /* set by the loader: 1 if any read is BLOCK or ARRAY (full records) */
 	__u32 reserved;
 	struct uprobe_read reads[UPROBE_MAX_READS];
 };
 
-/* One record in the ring buffer. A probe with no BLOCK read emits struct uprobe_event
- * (compact); a probe with a BLOCK read emits struct uprobe_event_full. size says which. */
+/* One record in the ring buffer. A probe with no BLOCK or ARRAY read emits struct uprobe_event
+ * (compact); a probe with one emits struct uprobe_event_full. size says which. */
 struct uprobe_event {
 	__u32 probe_id; /* the attach cookie */
 	__u32 cpu;
@@ -82,8 +90,9 @@ struct uprobe_event {
 	__u64 seq;      /* per-CPU sequence: advances on every hit, also when the record is lost */
 	__u16 size;     /* sizeof(struct uprobe_event) or sizeof(struct uprobe_event_full) */
 	__u8 nreads;
-	__u8 err;       /* bit i set: read i faulted (val[i] is 0, block[i] zeroed) */
-	__u32 reserved;
+	__u8 reserved8;
+	__u32 err;      /* bit i set: read i faulted: val[i] is 0 and block[i] zeroed (ARRAY: val[i]
+			 * may be n, block[i] zeroed from the faulting element on) */
 	__u64 val[UPROBE_MAX_READS];
 };
 

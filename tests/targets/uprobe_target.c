@@ -13,11 +13,17 @@
  *     s->leader->next = s->leader,
  *     s->log[k] = (i + k) & 0xff for k < 48
  *   many(i, 2i, ..., 8i): the 7th and 8th arguments are on the stack (rsp+8, rsp+16 at entry)
- *   twice_plus_one(i) returns 2i + 1 */
+ *   twice_plus_one(i) returns 2i + 1
+ *   gather(items, count = i % 12, sl) with sl->data = items, sl->len = count and, for k < 16,
+ *     items[k].key = i * 100 + k, items[k].a = ~items[k].key; except when i % 1000 is
+ *     995: items is an array whose elements 0 and 1 are readable, element 2 inaccessible;
+ *     997: sl is NULL;
+ *     998: items (and sl->data) point to unmapped memory (address 8) */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +49,22 @@ struct state {
 	unsigned char log[48]; /* 32 */
 };
 
+/* An array element: stride 24, key at offset 8 (what an ARRAY read gathers). */
+struct item {
+	long a;
+	long key;
+	long c;
+};
+
+/* A Go slice header: the data pointer, then the length. */
+struct slice {
+	struct item *data;
+	long len;
+	long cap;
+};
+
+_Static_assert(sizeof(struct item) == 24 && offsetof(struct item, key) == 8, "layout the test relies on");
+_Static_assert(offsetof(struct slice, len) == 8, "layout the test relies on");
 _Static_assert(offsetof(struct state, role) == 4, "layout the test relies on");
 _Static_assert(offsetof(struct state, delta) == 6, "layout the test relies on");
 _Static_assert(offsetof(struct state, term) == 8, "layout the test relies on");
@@ -71,6 +93,47 @@ PROBED int twice_plus_one(int x)
 	return 2 * x + 1;
 }
 
+/* Never dereferences items: the test passes unmapped ones. */
+PROBED void gather(struct item *items, long count, struct slice *sl)
+{
+	sink += count ^ (long)items ^ (sl ? sl->len : 0);
+}
+
+/* Two readable items just before an inaccessible page, so gathering a third one faults. */
+static struct item *edge_items(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect(p + page, (size_t)page, PROT_NONE))
+		return NULL;
+	return (struct item *)(p + page) - 2;
+}
+
+/* Call i of gather(); out of main's loop so that the step() call there stays one call site. */
+static __attribute__((noinline)) void call_gather(long i, struct item *edge)
+{
+	static struct item items[16];
+	static struct slice sl;
+	struct item *arr = i % 1000 == 995 ? edge : i % 1000 == 998 ? (struct item *)8 : items;
+	long count = i % 12;
+
+	for (int k = 0; k < 16; k++) {
+		items[k].key = i * 100 + k;
+		items[k].a = ~items[k].key;
+		items[k].c = 0x5555;
+	}
+	for (int k = 0; k < 2; k++) {
+		edge[k].key = i * 100 + k;
+		edge[k].a = ~edge[k].key;
+		edge[k].c = 0x5555;
+	}
+	sl.data = arr;
+	sl.len = count;
+	sl.cap = 16;
+	gather(arr, count, i % 1000 == 997 ? NULL : &sl);
+}
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -83,6 +146,7 @@ int main(int argc, char **argv)
 {
 	static struct inner leader;
 	static struct state st;
+	struct item *edge = edge_items();
 	long calls = 10000, bench = 0;
 	int opt, wait_stdin = 0;
 
@@ -95,6 +159,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: %s [-n CALLS] [-w] | -b CALLS\n", argv[0]);
 			return 2;
 		}
+	}
+	if (!edge) {
+		perror("uprobe_target: mmap");
+		return 4;
 	}
 	if (wait_stdin) {
 		char c;
@@ -126,6 +194,7 @@ int main(int argc, char **argv)
 		step(node, term, i % 1000 == 999 ? NULL : &st);
 		many(i, 2 * i, 3 * i, 4 * i, 5 * i, 6 * i, 7 * i, 8 * i);
 		twice_plus_one((int)i);
+		call_gather(i, edge);
 	}
 	return 0;
 }

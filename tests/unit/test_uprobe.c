@@ -25,7 +25,7 @@
 #define CALLS 10000
 #define MAX_CPUS 1024
 
-enum { P_STEP = 1, P_MANY = 2, P_RET = 3, P_CHAIN = 4 };
+enum { P_STEP = 1, P_MANY = 2, P_RET = 3, P_CHAIN = 4, P_GATHER = 5, P_WIDE = 6 };
 
 static const char *target;
 static unsigned long skipped;
@@ -129,6 +129,60 @@ static struct probe_spec spec_ret(void)
 	return s;
 }
 
+static struct uprobe_read rd_array(uint8_t src, uint8_t len_read, uint8_t n, int32_t off, uint8_t flags)
+{
+	struct uprobe_read r = rd(src, UPROBE_READ_ARRAY, n);
+
+	r.len_read = len_read;
+	r.stride = 24; /* sizeof(struct item) in the target */
+	r.off = off;
+	r.flags = flags;
+	return r;
+}
+
+/* gather(items, count, sl): every slot used, ARRAY in 19 of them: first and last n elements, n
+ * capped, the count from a register or from memory (sl->len), the array behind a pointer
+ * (sl->data), a count that is not a length (rsp), one NONE slot. */
+static struct probe_spec spec_gather(void)
+{
+	struct probe_spec s;
+
+	memset(&s, 0, sizeof(s));
+	s.nreads = UPROBE_MAX_READS;
+	s.reads[0] = rd(UPROBE_SRC_RSI, UPROBE_READ_VALUE, 8);                 /* count */
+	s.reads[1] = rd_array(UPROBE_SRC_RDI, 0, 5, 8, 0);                      /* first 5 keys */
+	s.reads[2] = rd_array(UPROBE_SRC_RDI, 0, 5, 8, UPROBE_READ_TAIL);       /* last 5 keys */
+	s.reads[3] = rd_mem(UPROBE_SRC_RDX, 8, 8, 0);                           /* sl->len */
+	s.reads[4] = rd_array(UPROBE_SRC_RDX, 3, 8, 8, UPROBE_READ_TAIL);       /* sl->data[..] */
+	s.reads[4].nderef = 1;
+	s.reads[5] = rd_array(UPROBE_SRC_RDI, 3, 8, 8, 0);                      /* count sl->len */
+	s.reads[6] = rd(UPROBE_SRC_RSP, UPROBE_READ_VALUE, 8);                  /* > 2^31 */
+	s.reads[7] = rd_array(UPROBE_SRC_RDI, 6, 2, 8, 0);                      /* always faults */
+	for (int k = 8; k < 22; k++)
+		s.reads[k] = rd_array(UPROBE_SRC_RDI, 0, (uint8_t)(1 + k % 8), 8, k % 2 ? UPROBE_READ_TAIL : 0);
+	s.reads[23] = rd_array(UPROBE_SRC_RDI, 0, 8, 0, 0);                     /* first 8 items[k].a */
+	return s;
+}
+
+/* step again, 24 values in a compact record: node, term, s->log[0..19], s->commit, leader id. */
+static struct probe_spec spec_wide(void)
+{
+	struct probe_spec s;
+
+	memset(&s, 0, sizeof(s));
+	s.nreads = UPROBE_MAX_READS;
+	s.reads[0] = rd(UPROBE_SRC_RDI, UPROBE_READ_VALUE, 4);
+	s.reads[0].flags = UPROBE_READ_SIGNED;
+	s.reads[1] = rd(UPROBE_SRC_RSI, UPROBE_READ_VALUE, 8);
+	for (int k = 2; k < 22; k++)
+		s.reads[k] = rd_mem(UPROBE_SRC_RDX, 32 + k - 2, 1, 0);
+	s.reads[22] = rd_mem(UPROBE_SRC_RDX, 16, 8, 0);
+	s.reads[23] = rd_mem(UPROBE_SRC_RDX, 0, 8, 0);
+	s.reads[23].nderef = 1;
+	s.reads[23].deref_off[0] = 24;
+	return s;
+}
+
 /* ---- running the target --------------------------------------------------------------------- */
 
 struct seen {
@@ -140,6 +194,8 @@ struct seen {
 	uint64_t *seqs[MAX_CPUS];   /* sequence numbers seen per CPU */
 	size_t nseq[MAX_CPUS], capseq[MAX_CPUS];
 	unsigned long bad_cpu, bad_pid;
+	/* gather calls seen per case (the target's comment lists them) */
+	unsigned long count0, capped, edge, unmapped, no_slice;
 };
 
 static void mismatch(struct seen *sn, const char *what, long i, long long got, long long want)
@@ -208,6 +264,92 @@ static void check_chain(struct seen *sn, const struct uprobe_event *ev, size_t s
 	EXPECT(sn, "leader name", i, memcmp(name, want, sizeof(want)), 0);
 }
 
+/* What the target's gather() was given at call i: see tests/targets/uprobe_target.c. */
+enum gather_mem { MEM_GOOD, MEM_EDGE, MEM_BAD };
+
+static enum gather_mem gather_mem(long i)
+{
+	return i % 1000 == 995 ? MEM_EDGE : i % 1000 == 998 ? MEM_BAD : MEM_GOOD;
+}
+
+/* Checks ARRAY read k: up to max elements (the last ones if tail) of count (-1: the count
+ * faulted) at memory m, the key fields, or the a fields (~key) if field_a. Returns 1 if the read
+ * must have faulted. */
+static unsigned check_array(struct seen *sn, const struct uprobe_event *ev, size_t size, long i, unsigned k,
+			    long count, long max, bool tail, bool field_a, enum gather_mem m)
+{
+	const uint8_t *blk = uprobe_event_block(ev, size, k);
+	long n = count < 0 ? 0 : count < max ? count : max, start = tail ? count - n : 0;
+	unsigned fault = count < 0;
+	char what[64];
+
+	snprintf(what, sizeof(what), "gather read %u: n", k);
+	EXPECT(sn, what, i, ev->val[k], n);
+	if (!blk) {
+		mismatch(sn, "gather record has blocks", i, 0, 1);
+		return fault;
+	}
+	snprintf(what, sizeof(what), "gather read %u: element", k);
+	for (long j = 0; j < UPROBE_MAX_ELEMS; j++) {
+		long idx = start + j, key = i * 100 + idx;
+		uint64_t got, want = 0;
+
+		memcpy(&got, blk + 8 * j, sizeof(got));
+		if (j < n && !fault) {
+			if (m == MEM_GOOD || (m == MEM_EDGE && idx < 2))
+				want = (uint64_t)(field_a ? ~key : key);
+			else
+				fault = 1; /* this element and all after it are 0 */
+		}
+		EXPECT(sn, what, i * 100 + j, got, want);
+	}
+	return fault;
+}
+
+static void check_gather(struct seen *sn, const struct uprobe_event *ev, size_t size, long i)
+{
+	long count = i % 12, sl_count = i % 1000 == 997 ? -1 : count;
+	enum gather_mem m = gather_mem(i);
+	uint32_t err = 1u << 7; /* read 7's count is rsp: never a length */
+
+	EXPECT(sn, "gather record size", i, size, sizeof(struct uprobe_event_full));
+	EXPECT(sn, "gather nreads", i, ev->nreads, UPROBE_MAX_READS);
+	EXPECT(sn, "gather count", i, ev->val[0], count);
+	EXPECT(sn, "gather sl->len", i, ev->val[3], sl_count < 0 ? 0 : count);
+	EXPECT(sn, "gather rsp > 2^31", i, ev->val[6] > (1ull << 31), 1);
+	EXPECT(sn, "gather NONE read", i, ev->val[22], 0);
+	err |= (uint32_t)(sl_count < 0) << 3;
+	err |= check_array(sn, ev, size, i, 1, count, 5, false, false, m) << 1;
+	err |= check_array(sn, ev, size, i, 2, count, 5, true, false, m) << 2;
+	err |= check_array(sn, ev, size, i, 4, sl_count, 8, true, false, m) << 4;
+	err |= check_array(sn, ev, size, i, 5, sl_count, 8, false, false, m) << 5;
+	check_array(sn, ev, size, i, 7, -1, 2, false, false, m);
+	for (unsigned k = 8; k < 22; k++)
+		err |= check_array(sn, ev, size, i, k, count, 1 + k % 8, k % 2, false, m) << k;
+	err |= check_array(sn, ev, size, i, 23, count, 8, false, true, m) << 23;
+	EXPECT(sn, "gather err", i, ev->err, err);
+	sn->count0 += count == 0;
+	sn->capped += count > 8;
+	sn->edge += m == MEM_EDGE;
+	sn->unmapped += m == MEM_BAD;
+	sn->no_slice += sl_count < 0;
+}
+
+static void check_wide(struct seen *sn, const struct uprobe_event *ev, size_t size, long i)
+{
+	bool null = i % 1000 == 999;
+
+	EXPECT(sn, "wide record size", i, size, sizeof(struct uprobe_event));
+	EXPECT(sn, "wide nreads", i, ev->nreads, UPROBE_MAX_READS);
+	EXPECT(sn, "wide err", i, ev->err, null ? 0xfffffc : 0); /* reads 2..23 behind s */
+	EXPECT(sn, "wide node", i, (int64_t)ev->val[0], i % 7 - 3);
+	EXPECT(sn, "wide term", i, ev->val[1], i * 1000003L + 7);
+	for (int k = 2; k < 22; k++)
+		EXPECT(sn, "wide s->log[k]", i, ev->val[k], null ? 0 : (i + k - 2) & 0xff);
+	EXPECT(sn, "wide s->commit", i, ev->val[22], null ? 0 : 3 * i);
+	EXPECT(sn, "wide s->leader->id", i, ev->val[23], null ? 0 : i ^ 0x5a5a);
+}
+
 static int on_event(void *ctx, const struct uprobe_event *ev, size_t size)
 {
 	struct seen *sn = ctx;
@@ -252,6 +394,12 @@ static int on_event(void *ctx, const struct uprobe_event *ev, size_t size)
 		break;
 	case P_RET:
 		EXPECT(sn, "twice_plus_one return value", i, (int64_t)ev->val[0], 2 * i + 1);
+		break;
+	case P_GATHER:
+		check_gather(sn, ev, size, i);
+		break;
+	case P_WIDE:
+		check_wide(sn, ev, size, i);
 		break;
 	default:
 		mismatch(sn, "probe id", i, ev->probe_id, 0);
@@ -452,6 +600,51 @@ cleanup:
 	free(sn);
 }
 
+/* ARRAY reads and all 24 slots, on gather() and step() of the target. */
+static void test_arrays_and_wide(void)
+{
+	struct probe_spec sg = spec_gather(), sw = spec_wide();
+	struct uprobe_loader *l = NULL;
+	struct seen *sn = calloc(1, sizeof(*sn));
+	uint64_t lost = 1, lost_sum = 1;
+	char err[300];
+	int go = -1, pid, status;
+
+	if (!need_bpf(__func__) || !sn)
+		goto cleanup;
+	CHECKF(uprobe_loader_open(&l, NULL, err, sizeof(err)) == 0, "%s", err);
+	if (!l)
+		goto cleanup;
+	pid = spawn_held(&go, CALLS);
+	CHECK(pid > 0);
+	if (pid <= 0)
+		goto cleanup;
+	sn->pid = pid;
+	attach_sym(l, "gather", P_GATHER, &sg, pid);
+	attach_sym(l, "step", P_WIDE, &sw, pid);
+	status = run_and_drain(l, pid, go, false, sn);
+	CHECKF(status == 0, "target exit status %d", status);
+	CHECKF(sn->n[P_GATHER] == CALLS, "gather records %lu", sn->n[P_GATHER]);
+	CHECKF(sn->n[P_WIDE] == CALLS, "wide records %lu", sn->n[P_WIDE]);
+	CHECKF(sn->records == 2 * CALLS, "records %lu", sn->records);
+	CHECKF(sn->mismatches == 0, "%lu mismatched values", sn->mismatches);
+	/* Every case ran: i % 12 == 0, i % 12 > 8, and i % 1000 == 995, 998, 997 for i < CALLS. */
+	CHECKF(sn->count0 == (CALLS + 11) / 12, "count 0: %lu calls", sn->count0);
+	CHECKF(sn->capped == CALLS / 12 * 3 + (CALLS % 12 > 9 ? CALLS % 12 - 9 : 0), "count > 8: %lu calls",
+	       sn->capped);
+	CHECKF(sn->edge == CALLS / 1000 && sn->unmapped == CALLS / 1000 && sn->no_slice == CALLS / 1000,
+	       "edge %lu, unmapped %lu, no slice %lu calls", sn->edge, sn->unmapped, sn->no_slice);
+	CHECKF(sn->bad_pid == 0, "%lu records from another pid/tid", sn->bad_pid);
+	check_sequences(l, sn, &lost_sum);
+	CHECK(uprobe_losses(l, &lost) == 0);
+	CHECKF(lost == 0 && lost_sum == 0, "lost %llu", (unsigned long long)lost);
+cleanup:
+	uprobe_loader_close(l);
+	if (sn)
+		seen_free(sn);
+	free(sn);
+}
+
 /* A one-page ring buffer drained only after the target exits: most records cannot be reserved.
  * Every call is either a record or a counted loss, and the per-CPU gaps are exactly the losses. */
 static void test_forced_loss(void)
@@ -493,6 +686,16 @@ cleanup:
 	if (sn)
 		seen_free(sn);
 	free(sn);
+}
+
+/* uprobe_attach refuses spec with -EINVAL and a message containing msg. */
+static void reject(struct uprobe_loader *l, uint64_t off, const struct probe_spec *spec, const char *msg)
+{
+	int r = uprobe_attach(l, target, off, 1, spec, -1);
+
+	CHECKF(r == -EINVAL, "got %d, want -EINVAL for \"%s\"", r, msg);
+	CHECKF(strstr(uprobe_loader_error(l), msg) != NULL, "message \"%s\" lacks \"%s\"", uprobe_loader_error(l),
+	       msg);
 }
 
 static void test_attach_errors(void)
@@ -558,8 +761,55 @@ static void test_attach_errors(void)
 	bad.reads[3].size = 3;
 	CHECK(uprobe_attach(l, target, off, 1, &bad, -1) == -EINVAL);
 	bad = s;
-	bad.nreads = 9;
+	bad.nreads = UPROBE_MAX_READS + 1;
 	CHECK(uprobe_attach(l, target, off, 1, &bad, -1) == -EINVAL);
+
+	/* ARRAY: the count must come from an earlier, used read; 1..8 elements; a stride. */
+	bad = s;
+	bad.reads[1] = rd_array(UPROBE_SRC_RDI, 1, 4, 8, 0);
+	reject(l, off, &bad, "read 1: array length read 1 is not an earlier read");
+	bad = s;
+	bad.reads[3] = rd_array(UPROBE_SRC_RDI, 5, 4, 8, 0);
+	reject(l, off, &bad, "read 3: array length read 5 is not an earlier read");
+	bad = s;
+	bad.reads[0] = rd_array(UPROBE_SRC_RDI, 0, 4, 8, 0);
+	reject(l, off, &bad, "read 0: array length read 0 is not an earlier read");
+	bad = s;
+	bad.reads[2] = rd_array(UPROBE_SRC_RDI, 0, 4, 8, 0);
+	bad.reads[2].stride = 0;
+	reject(l, off, &bad, "read 2: array stride is 0");
+	bad = s;
+	bad.reads[4] = rd_array(UPROBE_SRC_RDI, 0, 9, 8, 0);
+	reject(l, off, &bad, "read 4: array size 9 not in 1..8 elements");
+	bad = s;
+	bad.reads[4] = rd_array(UPROBE_SRC_RDI, 0, 0, 8, 0);
+	reject(l, off, &bad, "read 4: array size 0 not in 1..8 elements");
+	bad = s;
+	bad.reads[1].kind = UPROBE_READ_NONE;
+	bad.reads[6] = rd_array(UPROBE_SRC_RDI, 1, 4, 8, 0);
+	reject(l, off, &bad, "read 6: array length read 1 is unused (NONE)");
+	bad = s;
+	bad.reads[6] = rd_array(UPROBE_SRC_RDI, 0, 4, 8, UPROBE_READ_SIGNED);
+	reject(l, off, &bad, "read 6: UPROBE_READ_SIGNED is not for ARRAY reads");
+	bad = s;
+	bad.reads[5].flags = UPROBE_READ_TAIL;
+	reject(l, off, &bad, "read 5: UPROBE_READ_TAIL is for ARRAY reads only");
+	bad = s;
+	bad.reads[5].flags = 0x4;
+	reject(l, off, &bad, "read 5: unknown flags 0x4");
+	/* The largest valid ARRAY, in the last slot, is accepted. */
+	bad = s;
+	bad.nreads = UPROBE_MAX_READS;
+	bad.reads[UPROBE_MAX_READS - 1] = rd_array(UPROBE_SRC_RDI, UPROBE_MAX_READS - 2, UPROBE_MAX_ELEMS, 0, 0);
+	bad.reads[UPROBE_MAX_READS - 1].stride = 0xffff;
+	bad.reads[UPROBE_MAX_READS - 2] = rd(UPROBE_SRC_RSI, UPROBE_READ_VALUE, 8);
+	CHECKF(uprobe_attach(l, target, off, 5, &bad, -1) == 0, "%s", uprobe_loader_error(l));
+	/* len_read and stride mean nothing outside ARRAY: they do not make a spec different. */
+	bad = s;
+	bad.reads[0].len_read = 7;
+	bad.reads[0].stride = 24;
+	CHECKF(uprobe_attach(l, target, off, 6, &s, -1) == 0, "%s", uprobe_loader_error(l));
+	CHECKF(uprobe_attach(l, target, off, 6, &bad, -1) == 0, "%s", uprobe_loader_error(l));
 
 	/* A probe id keeps its spec: the same spec may be attached again, a different one not. */
 	CHECKF(uprobe_attach(l, target, off, 1, &s, -1) == 0, "%s", uprobe_loader_error(l));
@@ -623,6 +873,7 @@ int main(int argc, char **argv)
 	uprobe_loader_close(l);
 
 	RUN(test_values_and_sequences);
+	RUN(test_arrays_and_wide);
 	RUN(test_forced_loss);
 	RUN(test_attach_errors);
 	if (skipped)
