@@ -15,7 +15,8 @@ LIB_SRC    := $(wildcard lib/*.c)
 REPLAY_SRC := $(wildcard replay/*.c)
 GO_SRC     := $(wildcard probes/go/*.c)
 # Capture: the collector and the systems, linked into the tool with the probes.
-CAPTURE_SRC := collector/collect.c collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c
+CAPTURE_SRC := collector/collect.c collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c \
+	       systems/etcd/shape.c systems/etcd/scenario.c systems/etcd/netns.c
 TOOL_SRC   := $(wildcard tools/*.c)
 GRAMMAR    := $(BUILD)/grammar/package/src
 GRAMMAR_OBJ := $(BUILD)/grammar/parser.o $(BUILD)/grammar/scanner.o
@@ -45,7 +46,7 @@ BENCH_BIN  := $(BUILD)/bench/bench_trace
 vpath %.c lib replay probes/go collector systems/etcd tools $(BUILD)/gen
 
 .PHONY: all deps test unit cli fuzz fuzz-smoke clang-check demo bench clean
-all: $(BUILD)/spectap
+all: $(BUILD)/spectap $(BUILD)/tools/putload
 
 deps:
 	@sh scripts/deps.sh
@@ -54,6 +55,13 @@ deps:
 $(GEN_C) $(GEN_H): lib/proto/trace.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen --proto_path=lib/proto $<
+
+# The put client of the etcd scenarios, built offline against Debian's packaged etcd client.
+$(BUILD)/tools/putload: tools/go/putload/main.go
+	@mkdir -p $(@D)
+	cd tools/go/putload && GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS= \
+		GOCACHE=$${GOCACHE:-$$( [ -n "$$HOME" ] && go env GOCACHE || echo /tmp/spectap-gocache)} \
+		go build -o $(abspath $@) .
 
 $(BUILD)/rel/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -133,14 +141,20 @@ $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)
 		-o $@ $< $(BUILD)/san/libprobes.a $(BPF_LIBS)
 
 # Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
-CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c
+CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c systems/etcd/netns.c
 COLLECT_SRC := collector/collect.c systems/etcd/probes.c
-CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h
+CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h systems/etcd/netns.h
 $(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
-		$(BUILD)/san/libspectap.a $(HEADERS)
+		$(BUILD)/san/libspectap.a $(BUILD)/tools/putload $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Icollector -Isystems/etcd $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< \
+	$(CC) $(CPPFLAGS) -Icollector -Isystems/etcd $(ALL_CFLAGS) -O1 $(SAN) \
+		-DPUTLOAD='"$(abspath $(BUILD))/tools/putload"' -o $@ $< \
 		$(CLUSTER_SRC) $(BUILD)/san/libspectap.a $(LIBS)
+
+$(BUILD)/tests/test_netns: tests/unit/test_netns.c tests/unit/check.h systems/etcd/netns.c \
+		systems/etcd/netns.h collector/supervise.c collector/supervise.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< systems/etcd/netns.c collector/supervise.c
 
 # The whole probe chain on Debian's etcd: gobin sites, the uprobe program, a live cluster.
 $(BUILD)/tests/test_etcd_probe: tests/unit/test_etcd_probe.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \

@@ -3,6 +3,8 @@
 #include "collect.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -80,8 +82,14 @@ struct collect {
 	struct uprobe_counters *ctrs;
 	collect_shape_fn shape;
 	void *shape_ctx;
+	bool named_pids_only;
 	struct spt_msgpair *pairs;
 	struct spt_msg msg; /* the event being written's message */
+	pthread_mutex_t lock; /* held by the drain thread while it drains */
+	pthread_t thread;
+	bool bg_running, bg_stop;
+	unsigned bg_period_ms;
+	int bg_err;
 	bool finished;
 	char err[512];
 };
@@ -180,6 +188,7 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 		return -ENOMEM;
 	}
 	spt_arena_init(&c->arena);
+	pthread_mutex_init(&c->lock, NULL);
 	c->w = w;
 	c->l = l;
 	c->window_ns = DEFAULT_WINDOW_NS;
@@ -192,6 +201,8 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 		c->shape = o->shape;
 		c->shape_ctx = o->shape_ctx;
 	}
+	if (o && o->sz >= offsetof(struct collect_opts, named_pids_only) + sizeof(o->named_pids_only))
+		c->named_pids_only = o->named_pids_only;
 	if (spt_msgpair_new(&c->pairs)) {
 		r = fail(c, -ENOMEM, "collector: out of memory");
 		goto cleanup;
@@ -273,8 +284,11 @@ void collect_free(struct collect *c)
 		free(c->heap[i]);
 	free(c->heap);
 	free(c->ctrs);
+	if (c->bg_running)
+		collect_bg_stop(c);
 	spt_msgpair_free(c->pairs);
 	spt_arena_fini(&c->arena);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -302,7 +316,17 @@ static long node_index(struct collect *c, const char *name, size_t len)
 	return (long)c->nnodes++;
 }
 
+static int set_node(struct collect *c, int pid, const char *node);
+
 int collect_set_node(struct collect *c, int pid, const char *node)
+{
+	pthread_mutex_lock(&c->lock);
+	int r = set_node(c, pid, node);
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+static int set_node(struct collect *c, int pid, const char *node)
 {
 	long n;
 
@@ -655,6 +679,10 @@ static int emit(struct collect *c, const struct held *h)
 	for (size_t i = 0; ni < 0 && i < c->npids; i++)
 		if (c->pids[i].pid == (int)ev->pid)
 			ni = (long)c->pids[i].node;
+	if (ni < 0 && c->named_pids_only) {
+		c->st.foreign++;
+		return 0;
+	}
 	if (ni < 0) {
 		char name[32];
 
@@ -886,4 +914,61 @@ cleanup:
 	if (lost)
 		*lost = c->st.lost;
 	return r;
+}
+
+/* ---- background drain ----------------------------------------------------------------------- */
+
+static void *bg_main(void *arg)
+{
+	struct collect *c = arg;
+
+	for (;;) {
+		struct timespec ts = { c->bg_period_ms / 1000, (long)(c->bg_period_ms % 1000) * 1000000L };
+		bool stop;
+
+		pthread_mutex_lock(&c->lock);
+		stop = c->bg_stop;
+		if (!c->bg_err) {
+			int r = collect_drain(c);
+			if (r < 0)
+				c->bg_err = r;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (stop)
+			return NULL; /* drained once more after the stop was asked */
+		nanosleep(&ts, NULL);
+	}
+}
+
+int collect_bg_start(struct collect *c, unsigned period_ms)
+{
+	if (c->bg_running)
+		return fail(c, -EINVAL, "collector: the drain thread already runs");
+	c->bg_period_ms = period_ms ? period_ms : 10;
+	c->bg_stop = false;
+	c->bg_err = 0;
+	int r = pthread_create(&c->thread, NULL, bg_main, c);
+	if (r)
+		return fail(c, -r, "collector: starting the drain thread: %s", strerror(r));
+	c->bg_running = true;
+	return 0;
+}
+
+int collect_bg_stop(struct collect *c)
+{
+	if (!c->bg_running)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	c->bg_stop = true;
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	c->bg_running = false;
+	return c->bg_err;
+}
+
+void collect_bg_stats(struct collect *c, struct collect_stats *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->st;
+	pthread_mutex_unlock(&c->lock);
 }

@@ -123,6 +123,8 @@ struct collect_opts {
 	size_t max_pending;   /* records held at most (default 65536) */
 	collect_shape_fn shape; /* NULL: events as the table says */
 	void *shape_ctx;
+	bool named_pids_only; /* drop (and count in stats.foreign) records of pids never given to
+			       * collect_set_node: other processes running the probed binary */
 };
 
 struct collect_stats {
@@ -138,6 +140,7 @@ struct collect_stats {
 	uint64_t faulted_reads;    /* reads left out because they faulted */
 	uint64_t counter_mismatch; /* ticks where a CPU's BPF lost counter < its declared gaps */
 	uint64_t internal;         /* records the shaper consumed without writing an event */
+	uint64_t foreign;          /* records of pids not named (with named_pids_only), not written */
 	uint64_t sends, receives;  /* message events written */
 	uint64_t paired;           /* receives paired with a send (same id, clock past the send) */
 	uint64_t unpaired_receives;
@@ -178,5 +181,14 @@ int collect_drain(struct collect *c);
 int collect_finish(struct collect *c, uint64_t *lost);
 
 const struct collect_stats *collect_stats(const struct collect *c);
+
+/* Drains on a thread of its own every period_ms until collect_bg_stop, so that the caller may
+ * block (on a cluster, a load) while the ring buffer keeps being emptied. While it runs, the
+ * caller may call only collect_set_node, collect_bg_stats and collect_bg_stop (they take the
+ * collector's lock). collect_bg_stop returns the first drain error (the thread stops at it). */
+int collect_bg_start(struct collect *c, unsigned period_ms);
+int collect_bg_stop(struct collect *c);
+/* A copy of the stats, taken under the lock (for progress output). */
+void collect_bg_stats(struct collect *c, struct collect_stats *out);
 
 #endif

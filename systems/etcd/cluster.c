@@ -1,10 +1,12 @@
-/* An etcd cluster on loopback, run by the generic supervisor; see cluster.h. */
+/* An etcd cluster on loopback or in network namespaces, run by the generic supervisor; see
+ * cluster.h. */
 #include "cluster.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,18 +97,24 @@ static void build_argv(const struct etcd_cluster *c, unsigned i, bool existing,
 	size_t k = 0, b = 0;
 #define ARG(s) (argv[k++] = (s))
 #define ARGF(...) (snprintf(bufs[b], sizeof bufs[b], __VA_ARGS__), argv[k++] = bufs[b++])
+	if (c->netns) {
+		netns_exec_prefix(&c->net, i, argv);
+		k = NETNS_EXEC_ARGC;
+	}
 	ARG(c->etcd);
 	ARG("--name"), ARG(m->name);
 	ARG("--data-dir"), ARG(m->data_dir);
-	ARG("--listen-peer-urls"), ARGF("http://127.0.0.1:%u", m->peer_port);
-	ARG("--initial-advertise-peer-urls"), ARGF("http://127.0.0.1:%u", m->peer_port);
-	ARG("--listen-client-urls"), ARGF("http://127.0.0.1:%u", m->client_port);
-	ARG("--advertise-client-urls"), ARGF("http://127.0.0.1:%u", m->client_port);
+	ARG("--listen-peer-urls"), ARGF("http://%s:%u", m->host, m->peer_port);
+	ARG("--initial-advertise-peer-urls"), ARGF("http://%s:%u", m->host, m->peer_port);
+	ARG("--listen-client-urls"), ARGF("http://%s:%u", m->host, m->client_port);
+	ARG("--advertise-client-urls"), ARGF("http://%s:%u", m->host, m->client_port);
 	ARG("--initial-cluster"), ARG(c->initial_cluster);
 	ARG("--initial-cluster-state"), ARG(existing ? "existing" : "new");
 	ARG("--initial-cluster-token"), ARGF("spectap-%u", c->base_port);
 	ARG("--heartbeat-interval"), ARGF("%u", c->heartbeat_ms);
 	ARG("--election-timeout"), ARGF("%u", c->election_ms);
+	if (c->pre_vote)
+		ARG("--pre-vote");
 	ARG("--logger"), ARG("zap");
 	ARG("--log-outputs"), ARG("stderr");
 	argv[k] = NULL;
@@ -114,7 +122,52 @@ static void build_argv(const struct etcd_cluster *c, unsigned i, bool existing,
 #undef ARGF
 }
 
-#define ETCD_ARGC 40
+#define ETCD_ARGC (40 + NETNS_EXEC_ARGC)
+
+struct exec_wait {
+	struct etcd_cluster *c;
+	unsigned i;
+	char etcd[PATH_MAX]; /* c->etcd, resolved */
+};
+
+static int etcd_execed(void *p)
+{
+	struct exec_wait *w = p;
+	size_t proc = w->c->m[w->i].proc;
+	if (sup_poll(&w->c->sup, proc) == 1)
+		return -ECHILD;
+	char path[64], exe[PATH_MAX];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)w->c->sup.procs[proc].pid);
+	ssize_t n = readlink(path, exe, sizeof exe - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	return strcmp(exe, w->etcd) == 0;
+}
+
+/* With netns, member i starts as `ip netns exec`, which enters the namespace and then execs
+ * etcd: waits for that exec, so that etcd_cluster_pid names etcd's image from the start (for
+ * /proc/<pid>/exe readers and uprobe attachment). */
+static int wait_etcd_exec(struct etcd_cluster *c, unsigned i, const char *what)
+{
+	if (!c->netns)
+		return 0;
+	struct exec_wait w = {c, i, ""};
+	if (!realpath(c->etcd, w.etcd))
+		snprintf(w.etcd, sizeof w.etcd, "%s", c->etcd);
+	int rc = sup_wait_until(etcd_execed, &w, 1, 5000, NULL);
+	char sbuf[64];
+	if (rc == -ECHILD)
+		return cfail(c, ECHILD,
+			     "%s %s: `ip netns exec %s %s` ended (%s) before etcd ran: see %s",
+			     what, c->m[i].name, c->net.m[i].ns, c->etcd,
+			     sup_status_str(c->sup.procs[c->m[i].proc].status, sbuf, sizeof sbuf),
+			     c->m[i].log_path);
+	if (rc < 0)
+		return cfail(c, -rc, "%s %s: `ip netns exec %s` had not run %s after 5 s (see %s)",
+			     what, c->m[i].name, c->net.m[i].ns, w.etcd, c->m[i].log_path);
+	return 0;
+}
 #define ETCD_ARGBUFS 10
 
 void etcd_cluster_stop(struct etcd_cluster *c)
@@ -122,12 +175,20 @@ void etcd_cluster_stop(struct etcd_cluster *c)
 	/* One member at a time: SIGTERM makes a leader hand its leadership over first, which
 	 * stalls for seconds when every peer is shutting down at once, and takes tens of ms when
 	 * they are up (docs/facts.md: SIGTERM of the leader causes no election). */
+	/* Loads (added after the members) first: they would only see the members go. */
+	for (size_t p = c->n; p < c->sup.n; p++)
+		if (sup_running(&c->sup, p))
+			sup_stop(&c->sup, p, c->sup.grace_ms);
 	for (unsigned i = 0; i < c->n && i < c->sup.n; i++)
 		sup_stop(&c->sup, c->m[i].proc, c->sup.grace_ms);
 	sup_fini(&c->sup);
 	c->started = false;
 	for (unsigned i = 0; i < c->n; i++)
-		c->m[i].killed = c->m[i].paused = false;
+		c->m[i].killed = c->m[i].paused = c->m[i].partitioned = false;
+	/* After the members: a namespace with processes in it outlives its deletion. */
+	netns_net_destroy(&c->net);
+	if (c->net.err[0])
+		snprintf(c->err, sizeof c->err, "etcd cluster stop: %.700s", c->net.err);
 }
 
 int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o)
@@ -138,6 +199,7 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 	c->n = o->members ? o->members : 3;
 	c->heartbeat_ms = o->heartbeat_ms ? o->heartbeat_ms : 100;
 	c->election_ms = o->election_ms ? o->election_ms : 1000;
+	c->pre_vote = o->pre_vote;
 	if (c->n > ETCD_MAX_MEMBERS) {
 		rc = cfail(c, EINVAL, "etcd cluster: %u members asked, at most %d", c->n,
 			   ETCD_MAX_MEMBERS);
@@ -166,11 +228,20 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 		goto fail;
 	}
 
-	/* Ports: the given block must be free; without one, find a free block. */
+	/* Ports: the given block must be free; without one, find a free block. Members in their
+	 * own namespaces have addresses of their own: any block is free there. */
 	char what[32];
 	int perr = 0;
 	unsigned busy;
-	if (o->base_port) {
+	if (o->netns) {
+		unsigned base = o->base_port ? o->base_port : 20000;
+		if (base + 2 * c->n - 1 > 65535) {
+			rc = cfail(c, EINVAL, "etcd cluster: ports %u..%u out of range", base,
+				   base + 2 * c->n - 1);
+			goto fail;
+		}
+		c->base_port = base;
+	} else if (o->base_port) {
 		if (o->base_port + 2 * c->n - 1 > 65535) {
 			rc = cfail(c, EINVAL, "etcd cluster: ports %u..%u out of range", o->base_port,
 				   o->base_port + 2 * c->n - 1);
@@ -198,11 +269,21 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 		}
 	}
 
+	if (o->netns) {
+		rc = netns_net_create(&c->net, c->n);
+		if (rc < 0) {
+			cfail(c, -rc, "etcd cluster: %s", c->net.err);
+			goto fail;
+		}
+		c->netns = true;
+	}
+
 	size_t off = 0;
 	for (unsigned i = 0; i < c->n; i++) {
 		struct etcd_member *m = &c->m[i];
 		char dd[PATH_MAX], lp[PATH_MAX];
 		snprintf(m->name, sizeof m->name, "n%u", (i + 1) % 100);
+		snprintf(m->host, sizeof m->host, "%s", c->netns ? c->net.m[i].addr : "127.0.0.1");
 		m->peer_port = c->base_port + 2 * i;
 		m->client_port = c->base_port + 2 * i + 1;
 		if (snprintf(dd, sizeof dd, "%s/n%u.etcd", o->work_dir, i + 1) >= (int)sizeof dd ||
@@ -221,7 +302,7 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 			goto fail;
 		}
 		off += (size_t)snprintf(c->initial_cluster + off, sizeof c->initial_cluster - off,
-					"%s%s=http://127.0.0.1:%u", i ? "," : "", m->name, m->peer_port);
+					"%s%s=http://%s:%u", i ? "," : "", m->name, m->host, m->peer_port);
 	}
 
 	for (unsigned i = 0; i < c->n; i++) {
@@ -239,6 +320,11 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 		if (rc < 0)
 			goto sup_failed;
 	}
+	for (unsigned i = 0; i < c->n; i++) {
+		rc = wait_etcd_exec(c, i, "etcd cluster: start");
+		if (rc < 0)
+			goto fail;
+	}
 	c->launched_ms = sup_now_ms();
 	c->started = true;
 	return 0;
@@ -253,8 +339,9 @@ fail:;
 	return rc;
 }
 
-/* True when 127.0.0.1:port accepts a TCP connection (instant on loopback either way). */
-static bool port_listening(unsigned port)
+/* True when host:port accepts a TCP connection (instant either way on loopback, and on the
+ * bridge to a member that is not partitioned: its address answers with RST). */
+static bool port_listening(const char *host, unsigned port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -263,7 +350,10 @@ static bool port_listening(unsigned port)
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+		close(fd);
+		return true;
+	}
 	int rc;
 	do
 		rc = connect(fd, (struct sockaddr *)&a, sizeof a);
@@ -277,11 +367,11 @@ static void endpoints(const struct etcd_cluster *c, bool all, bool probe, char *
 	size_t off = 0;
 	buf[0] = '\0';
 	for (unsigned i = 0; i < c->n; i++) {
-		if (!all && (c->m[i].killed || c->m[i].paused))
+		if (!all && (c->m[i].killed || c->m[i].paused || c->m[i].partitioned))
 			continue;
-		if (probe && !port_listening(c->m[i].client_port))
+		if (probe && !port_listening(c->m[i].host, c->m[i].client_port))
 			continue;
-		int w = snprintf(buf + off, size - off, "%s127.0.0.1:%u", off ? "," : "",
+		int w = snprintf(buf + off, size - off, "%s%s:%u", off ? "," : "", c->m[i].host,
 				 c->m[i].client_port);
 		if (w < 0 || (size_t)w >= size - off)
 			return;
@@ -469,7 +559,8 @@ int etcd_cluster_status(struct etcd_cluster *c, struct etcd_member_status *st)
 
 	for (unsigned i = 0; i < c->n; i++) {
 		memset(&st[i], 0, sizeof st[i]);
-		snprintf(st[i].endpoint, sizeof st[i].endpoint, "127.0.0.1:%u", c->m[i].client_port);
+		snprintf(st[i].endpoint, sizeof st[i].endpoint, "%s:%u", c->m[i].host,
+			 c->m[i].client_port);
 	}
 	/* A member that refuses connections (not listening yet, or gone) would cost etcdctl its
 	 * whole timeout: leave it out, it is unreachable. */
@@ -560,7 +651,7 @@ static int leader_ready(void *p)
 	if (w->all_agree) {
 		unsigned live = 0;
 		for (unsigned i = 0; i < c->n; i++)
-			live += !c->m[i].killed && !c->m[i].paused;
+			live += !c->m[i].killed && !c->m[i].paused && !c->m[i].partitioned;
 		if (w->l.agree < live)
 			return 0;
 	}
@@ -594,9 +685,10 @@ int etcd_cluster_wait_leader(struct etcd_cluster *c, unsigned timeout_ms, uint64
 			else
 				k = snprintf(c->err + off, sizeof c->err - off, " %s: %s;",
 					     c->m[i].name,
-					     c->m[i].killed   ? "killed"
-					     : c->m[i].paused ? "paused"
-							      : "unreachable");
+					     c->m[i].killed        ? "killed"
+					     : c->m[i].paused      ? "paused"
+					     : c->m[i].partitioned ? "partitioned"
+								   : "unreachable");
 			if (k < 0)
 				break;
 			off += (size_t)k;
@@ -658,7 +750,8 @@ int etcd_cluster_restart(struct etcd_cluster *c, unsigned i)
 		return cfail(c, -rc, "restart %s: %s", c->m[i].name, c->sup.err);
 	c->m[i].killed = false;
 	c->m[i].paused = false;
-	return 0;
+	/* A partitioned member stays cut off: its namespace's link is still down. */
+	return wait_etcd_exec(c, i, "restart");
 }
 
 int etcd_cluster_pid(struct etcd_cluster *c, unsigned i)
@@ -696,4 +789,338 @@ int etcd_cluster_put(struct etcd_cluster *c, const char *key, const char *value,
 	}
 	sup_output_free(&o);
 	return rc;
+}
+
+int etcd_cluster_member_status(struct etcd_cluster *c, unsigned i, struct etcd_member_status *st)
+{
+	int rc = bad_member(c, i, "member status");
+	if (rc < 0)
+		return rc;
+	struct etcd_member *m = &c->m[i];
+	memset(st, 0, sizeof *st);
+	snprintf(st->endpoint, sizeof st->endpoint, "%s:%u", m->host, m->client_port);
+	if (m->killed || m->paused) /* a stopped one would cost the whole timeout */
+		return 0;
+	char arg[96];
+	const char *argv[16];
+	size_t k = 0;
+	if (c->netns) {
+		netns_exec_prefix(&c->net, i, argv);
+		k = NETNS_EXEC_ARGC;
+	}
+	snprintf(arg, sizeof arg, "--endpoints=%s", st->endpoint);
+	const char *tail[] = {c->etcdctl, arg, "--dial-timeout=1s", "--command-timeout=2s",
+			      "endpoint", "status", "-w", "json", NULL};
+	for (size_t t = 0; t < sizeof tail / sizeof tail[0]; t++)
+		argv[k++] = tail[t];
+	const char *env[] = {"ETCDCTL_API=3", NULL};
+	struct sup_output o;
+	struct etcd_member_status got;
+	size_t n = 0;
+	rc = sup_run_capture(argv, env, STATUS_TIMEOUT_MS, &o, c->err);
+	if (rc == 0) {
+		size_t p = 0;
+		while (p < o.out_len && (o.out[p] == ' ' || o.out[p] == '\n' || o.out[p] == '\r'))
+			p++;
+		if (p < o.out_len)
+			rc = etcd_parse_status(o.out, o.out_len, &got, 1, &n, c->err, sizeof c->err);
+	}
+	sup_output_free(&o);
+	if (rc < 0)
+		return cfail(c, -rc, "member status %s: %.600s", m->name, c->err);
+	if (n == 0)
+		return 0;
+	*st = got;
+	m->id = got.id;
+	return 1;
+}
+
+/* ---- partitions ---- */
+
+static int partition_op(struct etcd_cluster *c, unsigned i, bool cut)
+{
+	const char *what = cut ? "partition" : "heal";
+	int rc = bad_member(c, i, what);
+	if (rc < 0)
+		return rc;
+	if (!c->netns)
+		return cfail(c, EOPNOTSUPP,
+			     "%s %s: the cluster runs on loopback; start it with opts.netns (as root) "
+			     "to partition members",
+			     what, c->m[i].name);
+	rc = cut ? netns_net_cut(&c->net, i) : netns_net_heal(&c->net, i);
+	if (rc < 0)
+		return cfail(c, -rc, "%s %s: %s", what, c->m[i].name, c->net.err);
+	c->m[i].partitioned = cut;
+	return 0;
+}
+
+int etcd_cluster_partition(struct etcd_cluster *c, unsigned i) { return partition_op(c, i, true); }
+int etcd_cluster_heal(struct etcd_cluster *c, unsigned i) { return partition_op(c, i, false); }
+
+/* ---- put load ---- */
+
+/* A number field as a double: an int, or a non-integer number kept as text. */
+static int get_double(spt_val *rec, const char *name, double *out)
+{
+	spt_val *v = spt_rec_get(rec, name);
+	*out = 0;
+	if (!v)
+		return -ENOENT;
+	if (v->kind == SPT_INT) {
+		*out = (double)v->u.i;
+		return 0;
+	}
+	if (v->kind != SPT_STR || v->hint != SPT_HINT_NUMBER)
+		return -EINVAL;
+	char *end;
+	*out = strtod(v->u.s, &end);
+	return *end ? -EINVAL : 0;
+}
+
+int etcd_parse_load_summary(const char *text, size_t len, struct etcd_load_result *r, char *err,
+			    size_t errsize)
+{
+	static const char head[] = "{\"puts\":";
+	const char *line = NULL;
+	size_t llen = 0;
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+		while (j < len && text[j] != '\n')
+			j++;
+		if (j - i >= sizeof head - 1 && memcmp(text + i, head, sizeof head - 1) == 0) {
+			line = text + i;
+			llen = j - i;
+		}
+		i = j + 1;
+	}
+	r->puts = r->acked = r->failed = 0;
+	r->seconds = r->per_second = r->p50_ms = r->p99_ms = 0;
+	r->first_error[0] = '\0';
+	if (!line) {
+		snprintf(err, errsize, "putload summary: no line starting with {\"puts\": in its output");
+		return -ENOENT;
+	}
+	struct spt_arena a;
+	struct spt_json_error je;
+	spt_val *root = NULL;
+	int rc;
+	spt_arena_init(&a);
+	memset(&je, 0, sizeof je);
+	rc = spt_json_parse(&a, line, llen, 0, &root, &je);
+	if (rc < 0) {
+		snprintf(err, errsize, "putload summary: col %zu: %s", je.offset + 1, je.msg);
+		goto out;
+	}
+	if (root->kind != SPT_REC) {
+		rc = -EINVAL;
+		snprintf(err, errsize, "putload summary: not a JSON object");
+		goto out;
+	}
+	struct {
+		const char *name;
+		uint64_t *dst;
+	} ints[] = {{"puts", &r->puts}, {"acked", &r->acked}, {"failed", &r->failed}};
+	for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+		rc = spt_rec_get(root, ints[k].name) ? get_u64(root, ints[k].name, ints[k].dst)
+						     : -ENOENT;
+		if (rc < 0) {
+			snprintf(err, errsize, "putload summary: %s %s", ints[k].name,
+				 rc == -ENOENT ? "missing" : "is not a non-negative integer");
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	struct {
+		const char *name;
+		double *dst;
+	} dbl[] = {{"seconds", &r->seconds}, {"per_second", &r->per_second},
+		   {"p50_ms", &r->p50_ms}, {"p99_ms", &r->p99_ms}};
+	for (size_t k = 0; k < sizeof dbl / sizeof dbl[0]; k++) {
+		rc = get_double(root, dbl[k].name, dbl[k].dst);
+		if (rc < 0) {
+			snprintf(err, errsize, "putload summary: %s %s", dbl[k].name,
+				 rc == -ENOENT ? "missing" : "is not a number");
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	spt_val *fe = spt_rec_get(root, "first_error");
+	if (fe && fe->kind == SPT_STR)
+		snprintf(r->first_error, sizeof r->first_error, "%s", fe->u.s);
+	rc = 0;
+out:
+	spt_arena_fini(&a);
+	return rc;
+}
+
+/* The last max bytes of a file (malloc'ed, NUL-terminated), or NULL. */
+static char *read_tail(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat sb;
+	char *buf = NULL;
+	if (fstat(fd, &sb) == 0 && (buf = malloc(max + 1))) {
+		off_t from = sb.st_size > (off_t)max ? sb.st_size - (off_t)max : 0;
+		ssize_t r = pread(fd, buf, max, from);
+		*len = r > 0 ? (size_t)r : 0;
+		buf[*len] = '\0';
+	}
+	close(fd);
+	return buf;
+}
+
+#define LOAD_LOG_MAX (1 << 20)
+
+/* Fills r from the load's log once putload is reaped. */
+static int load_collect(struct etcd_cluster *c, struct etcd_load *l, struct etcd_load_result *r)
+{
+	char sbuf[64], perr[256];
+	size_t len = 0;
+	memset(r, 0, sizeof *r);
+	snprintf(r->acked_path, sizeof r->acked_path, "%s", l->acked_path);
+	snprintf(r->log_path, sizeof r->log_path, "%s", l->log_path);
+	r->status = c->sup.procs[l->proc].status;
+	l->running = false;
+	char *text = read_tail(l->log_path, LOAD_LOG_MAX, &len);
+	int terr = errno;
+	int prc = text ? etcd_parse_load_summary(text, len, r, perr, sizeof perr) : -ENOENT;
+	if (!text)
+		snprintf(perr, sizeof perr, "cannot read the log: %s", strerror(terr));
+	int rc = 0;
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0 || prc < 0) {
+		/* The last line of the log says why. */
+		size_t e = len, b;
+		while (e && (text[e - 1] == '\n' || text[e - 1] == '\r'))
+			e--;
+		for (b = e; b && text[b - 1] != '\n'; b--)
+			;
+		rc = cfail(c, EIO, "load%u: putload %s%s%s; last line of %s: %.*s", l->id,
+			   sup_status_str(r->status, sbuf, sizeof sbuf), prc < 0 ? ", " : "",
+			   prc < 0 ? perr : "", l->log_path, (int)(e - b > 300 ? 300 : e - b),
+			   text ? text + b : "");
+	}
+	free(text);
+	return rc;
+}
+
+int etcd_cluster_load_start(struct etcd_cluster *c, const char *putload_path,
+			    const struct etcd_load_opts *o, struct etcd_load *l)
+{
+	memset(l, 0, sizeof *l);
+	if (!c->started)
+		return cfail(c, EINVAL, "load: the cluster is not started");
+	if (!putload_path || !*putload_path)
+		return cfail(c, EINVAL, "load: no putload binary given (build it with "
+					"`make build/tools/putload`)");
+	struct stat sb;
+	if (stat(putload_path, &sb) < 0 || !S_ISREG(sb.st_mode) || access(putload_path, X_OK) < 0)
+		return cfail(c, ENOENT,
+			     "load: %s is not an executable file (build it with "
+			     "`make build/tools/putload`)",
+			     putload_path);
+	if (!o->count && !o->duration_ms)
+		return cfail(c, EINVAL, "load: give a count of puts or a duration");
+	char eps[ETCD_MAX_MEMBERS * 24];
+	endpoints(c, o->all_endpoints, false, eps, sizeof eps);
+	if (!eps[0])
+		return cfail(c, ENOTCONN, "load: no live member to send puts to");
+	unsigned conc = o->concurrency ? o->concurrency : 1;
+	unsigned pt = o->put_timeout_ms ? o->put_timeout_ms : 2000;
+	uint64_t total = o->timeout_ms;
+	if (!total)
+		total = (o->count ? (uint64_t)o->count * pt / conc : (uint64_t)o->duration_ms + pt) +
+			10000;
+	l->id = ++c->loads;
+	l->put_timeout_ms = pt;
+	if (snprintf(l->log_path, sizeof l->log_path, "%s/load%u.log", c->work_dir, l->id) >=
+		    (int)sizeof l->log_path ||
+	    snprintf(l->acked_path, sizeof l->acked_path, "%s/load%u.acked", c->work_dir, l->id) >=
+		    (int)sizeof l->acked_path)
+		return cfail(c, ENAMETOOLONG, "load%u: work dir %s: name too long", l->id,
+			     c->work_dir);
+	unlink(l->log_path);
+	unlink(l->acked_path);
+
+	char name[16], a_eps[sizeof eps + 16], a_n[32], a_c[32], a_p[128], a_v[32], a_t[32];
+	snprintf(name, sizeof name, "load%u", l->id);
+	snprintf(a_eps, sizeof a_eps, "--endpoints=%s", eps);
+	if (o->count)
+		snprintf(a_n, sizeof a_n, "--count=%u", o->count);
+	else
+		snprintf(a_n, sizeof a_n, "--duration=%ums", o->duration_ms);
+	snprintf(a_c, sizeof a_c, "--concurrency=%u", conc);
+	if (o->prefix)
+		snprintf(a_p, sizeof a_p, "--prefix=%s", o->prefix);
+	else
+		snprintf(a_p, sizeof a_p, "--prefix=load%u-", l->id);
+	snprintf(a_v, sizeof a_v, "--value-size=%u", o->value_size ? o->value_size : 16);
+	snprintf(a_t, sizeof a_t, "--timeout=%ums", pt);
+	const char *argv[] = {putload_path, a_eps, a_n, a_c, a_p, a_v, a_t, "--json", "--acked",
+			      l->acked_path, NULL};
+	struct sup_spec spec = {name, argv, NULL, c->work_dir, l->log_path};
+	int rc = sup_add(&c->sup, &spec, &l->proc);
+	if (rc == 0)
+		rc = sup_start(&c->sup, l->proc);
+	if (rc < 0)
+		return cfail(c, -rc, "load%u: %s", l->id, c->sup.err);
+	l->running = true;
+	l->deadline_ms = sup_now_ms() + total;
+	return 0;
+}
+
+/* SIGTERM (putload then stops issuing puts and prints its summary), SIGKILL if it lingers. */
+static void load_end(struct etcd_cluster *c, struct etcd_load *l)
+{
+	if (sup_signal(&c->sup, l->proc, SIGTERM) == 0 &&
+	    sup_wait_exit(&c->sup, l->proc, l->put_timeout_ms + 3000, NULL) == 0)
+		return;
+	sup_stop(&c->sup, l->proc, 0);
+}
+
+int etcd_cluster_load_wait(struct etcd_cluster *c, struct etcd_load *l, struct etcd_load_result *r)
+{
+	memset(r, 0, sizeof *r);
+	if (!l->running || l->proc >= c->sup.n)
+		return cfail(c, EINVAL, "load%u: not running (never started, or already collected)",
+			     l->id);
+	uint64_t now = sup_now_ms();
+	unsigned left = l->deadline_ms > now ? (unsigned)(l->deadline_ms - now) : 0;
+	int rc = sup_wait_exit(&c->sup, l->proc, left, NULL);
+	if (rc == -ETIMEDOUT) {
+		load_end(c, l);
+		int crc = load_collect(c, l, r);
+		char why[ETCD_ERR_SIZE];
+		snprintf(why, sizeof why, "%s", crc < 0 ? c->err : "");
+		return cfail(c, ETIMEDOUT,
+			     "load%u: still running at its deadline: stopped (give a larger "
+			     "timeout_ms)%s%.500s",
+			     l->id, crc < 0 ? "; " : "", why);
+	}
+	if (rc < 0) {
+		l->running = false;
+		return cfail(c, -rc, "load%u: %s", l->id, c->sup.err);
+	}
+	return load_collect(c, l, r);
+}
+
+int etcd_cluster_load_stop(struct etcd_cluster *c, struct etcd_load *l, struct etcd_load_result *r)
+{
+	memset(r, 0, sizeof *r);
+	if (!l->running || l->proc >= c->sup.n)
+		return cfail(c, EINVAL, "load%u: not running (never started, or already collected)",
+			     l->id);
+	load_end(c, l);
+	return load_collect(c, l, r);
+}
+
+int etcd_cluster_load(struct etcd_cluster *c, const char *putload_path,
+		      const struct etcd_load_opts *o, struct etcd_load_result *r)
+{
+	struct etcd_load l;
+	memset(r, 0, sizeof *r);
+	int rc = etcd_cluster_load_start(c, putload_path, o, &l);
+	return rc < 0 ? rc : etcd_cluster_load_wait(c, &l, r);
 }

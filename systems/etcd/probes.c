@@ -1,4 +1,4 @@
-/* The etcd probe set: raft role changes, read at every return of the function (post-state). */
+/* The etcd probe set (probes.h): raft functions, their sites, and the reads as data. */
 #include "probes.h"
 
 #include <errno.h>
@@ -7,80 +7,199 @@
 
 #include "gobin.h"
 
-#define RAFT "go.etcd.io/etcd/raft.(*raft)."
+#define RAFT "go.etcd.io/etcd/raft."
 #define GO_VERSION "go1.19.8" /* the build tests/go/offsets measured */
 
-/* raft.raft fields (Debian's etcd 3.4.23, go1.19.8). */
-enum { OFF_ID = 0, OFF_TERM = 8, OFF_VOTE = 16, OFF_RAFTLOG = 48, OFF_STATE = 136, OFF_LEAD = 176 };
-enum { OFF_RAFTLOG_COMMITTED = 72 };
-
-struct step {
-	const char *fn, *kind;
-	uint32_t probe_id;
+/* Layout of Debian's etcd 3.4.23 built with go1.19.8 (tests/go/offsets/run.sh). */
+enum {
+	RAFT_ID = 0, RAFT_TERM = 8, RAFT_VOTE = 16, RAFT_RAFTLOG = 48, RAFT_STATE = 136, RAFT_LEAD = 176,
+	LOG_STORAGE_DATA = 8, /* the interface's data word: *MemoryStorage */
+	LOG_UNSTABLE_ENTRIES = 16 + 8, LOG_UNSTABLE_OFFSET = 16 + 32, LOG_COMMITTED = 72,
+	MEMSTORAGE_ENTS = 272,
+	ENTRY_SIZE = 72, ENTRY_TERM = 0, ENTRY_INDEX = 8, ENTRY_DATA = 24,
+	MSG_TYPE = 0, MSG_TO = 8, MSG_FROM = 16, MSG_TERM = 24, MSG_LOGTERM = 32, MSG_INDEX = 40,
+	MSG_ENTRIES = 48, MSG_COMMIT = 72, MSG_REJECT = 296, MSG_REJECT_HINT = 304,
+	MSG_AT = 8, /* the message, passed on the stack: rsp+8 at entry, and again at a RET */
+	STEP_RECEIVER_SPILL = 8 + 360, /* Step's receiver spill slot, after the 360-byte message */
 };
 
-/* Every probe reads the same post-state; the kind names the step (etcd-io/raft's trace names). */
-static const struct step steps[] = {
-	{ RAFT "becomeFollower", "BecomeFollower", 10 },
-	{ RAFT "becomeCandidate", "BecomeCandidate", 20 },
-	{ RAFT "becomePreCandidate", "BecomePreCandidate", 30 },
-	{ RAFT "becomeLeader", "BecomeLeader", 40 },
+static const char *const msg_types[] = {
+	"MsgHup", "MsgBeat", "MsgProp", "MsgApp", "MsgAppResp", "MsgVote", "MsgVoteResp", "MsgSnap",
+	"MsgHeartbeat", "MsgHeartbeatResp", "MsgUnreachable", "MsgSnapStatus", "MsgCheckQuorum",
+	"MsgTransferLeader", "MsgTimeoutNow", "MsgReadIndex", "MsgReadIndexResp", "MsgPreVote", "MsgPreVoteResp",
 };
-#define NSTEPS (sizeof(steps) / sizeof(steps[0]))
+static const char *const roles[] = { "StateFollower", "StateCandidate", "StateLeader", "StatePreCandidate" };
 
-static const struct collect_field state_fields[] = {
-	{ "id", COLLECT_STATE, COLLECT_ID },    { "term", COLLECT_STATE, COLLECT_UINT },
-	{ "vote", COLLECT_STATE, COLLECT_ID },  { "state", COLLECT_STATE, COLLECT_UINT },
-	{ "lead", COLLECT_STATE, COLLECT_ID },  { "commit", COLLECT_STATE, COLLECT_UINT },
+const char *etcd_msg_type_name(uint64_t t) { return t < sizeof(msg_types) / sizeof(*msg_types) ? msg_types[t] : NULL; }
+const char *etcd_role_name(uint64_t s) { return s < sizeof(roles) / sizeof(*roles) ? roles[s] : NULL; }
+
+enum site { AT_ENTRY, AT_RET };
+
+struct probe_def {
+	const char *fn, *kind; /* kind: the table's name; the shaper names the events */
+	uint32_t id;
+	enum site site;
+	uint8_t recv_src;      /* where the receiver is at the site */
+	int32_t recv_off;      /* UPROBE_SRC_STACK: its offset from rsp */
+	bool message;          /* reads the message at rsp+8 too */
 };
-#define NFIELDS (sizeof(state_fields) / sizeof(state_fields[0]))
-static const int32_t field_off[NFIELDS] = { OFF_ID, OFF_TERM, OFF_VOTE, OFF_STATE, OFF_LEAD, OFF_RAFTLOG_COMMITTED };
 
-static struct collect_probe probes[NSTEPS];
+static const struct probe_def defs[] = {
+	{ RAFT "(*raft).becomeFollower", "BecomeFollower", ETCD_P_BECOME_FOLLOWER, AT_RET, UPROBE_SRC_STACK, 8, false },
+	{ RAFT "(*raft).becomeCandidate", "BecomeCandidate", ETCD_P_BECOME_CANDIDATE, AT_RET, UPROBE_SRC_STACK, 8, false },
+	{ RAFT "(*raft).becomePreCandidate", "BecomePreCandidate", ETCD_P_BECOME_PRECANDIDATE, AT_RET, UPROBE_SRC_STACK, 8, false },
+	{ RAFT "(*raft).becomeLeader", "BecomeLeader", ETCD_P_BECOME_LEADER, AT_RET, UPROBE_SRC_STACK, 8, false },
+	{ RAFT "(*raft).send", "Send", ETCD_P_SEND, AT_ENTRY, UPROBE_SRC_RAX, 0, true },
+	{ RAFT "(*raft).Step", "Step", ETCD_P_STEP, AT_RET, UPROBE_SRC_STACK, STEP_RECEIVER_SPILL, true },
+	{ RAFT "(*raft).Step", "StepBegin", ETCD_P_STEP_BEGIN, AT_ENTRY, UPROBE_SRC_RAX, 0, true },
+	{ RAFT "(*raftLog).append", "Append", ETCD_P_APPEND, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
+	{ RAFT "(*raftLog).commitTo", "CommitTo", ETCD_P_COMMIT_TO, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
+};
+#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+
+static const char *const raft_read_names[ER_NREADS] = {
+	"id", "term", "vote", "state", "lead", "commit", "unstable.offset", "unstable.len", "storage.len",
+	"storage.first", "msg.type", "msg.to", "msg.from", "msg.term", "msg.logTerm", "msg.index",
+	"msg.entries", "msg.entries[0].term", "msg.entries.terms", "msg.commit", "msg.reject", "msg.rejectHint",
+};
+static const char *const append_read_names[EA_NREADS] = {
+	"count", "first.index", "first.term", "terms", "first.data.len", "first.data",
+};
+static const char *const commit_read_names[EC_NREADS] = { "tocommit", "committed" };
+
+
+/* A read of size bytes at (src[+src_off], then the derefs) + off. */
+static struct uprobe_read rd(uint8_t src, int32_t src_off, uint8_t kind, uint8_t size, int32_t off,
+			     unsigned nderef, const int32_t *derefs)
+{
+	struct uprobe_read r = { .src = src, .kind = kind, .size = size, .nderef = (uint8_t)nderef,
+				 .src_off = src_off, .off = off };
+	for (unsigned k = 0; k < nderef; k++)
+		r.deref_off[k] = derefs[k];
+	return r;
+}
+
+/* The terms of the last (at most 8) of count entries at the pointer src[+src_off]. */
+static struct uprobe_read terms(uint8_t src, int32_t src_off, uint8_t count_read)
+{
+	struct uprobe_read r = rd(src, src_off, UPROBE_READ_ARRAY, UPROBE_MAX_BLOCK / 8, ENTRY_TERM, 0, NULL);
+	r.flags = UPROBE_READ_TAIL;
+	r.len_read = count_read;
+	r.stride = ENTRY_SIZE;
+	return r;
+}
+
+static void raft_spec(const struct probe_def *d, struct probe_spec *s)
+{
+	static const int32_t to_log[] = { RAFT_RAFTLOG };
+	static const int32_t to_storage[] = { RAFT_RAFTLOG, LOG_STORAGE_DATA };
+	static const int32_t to_ents[] = { RAFT_RAFTLOG, LOG_STORAGE_DATA, MEMSTORAGE_ENTS };
+	uint8_t src = d->recv_src;
+	int32_t so = d->recv_off;
+	struct uprobe_read *r = s->reads;
+
+	/* With a register source the value is the receiver itself; with a stack source the u64 at
+	 * rsp+off is: either way, MEM at +field reads the field. */
+	r[ER_ID] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_ID, 0, NULL);
+	r[ER_TERM] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_TERM, 0, NULL);
+	r[ER_VOTE] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_VOTE, 0, NULL);
+	r[ER_STATE] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_STATE, 0, NULL);
+	r[ER_LEAD] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_LEAD, 0, NULL);
+	r[ER_COMMIT] = rd(src, so, UPROBE_READ_MEM, 8, LOG_COMMITTED, 1, to_log);
+	r[ER_UNSTABLE_OFFSET] = rd(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_OFFSET, 1, to_log);
+	r[ER_UNSTABLE_LEN] = rd(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_ENTRIES + 8, 1, to_log);
+	r[ER_STORAGE_LEN] = rd(src, so, UPROBE_READ_MEM, 8, MEMSTORAGE_ENTS + 8, 2, to_storage);
+	r[ER_STORAGE_FIRST] = rd(src, so, UPROBE_READ_MEM, 8, ENTRY_INDEX, 3, to_ents);
+	s->nreads = ER_NSTATE;
+	if (!d->message)
+		return;
+	r[EM_TYPE] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 4, MSG_AT + MSG_TYPE, 0, NULL);
+	r[EM_TO] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TO, 0, NULL);
+	r[EM_FROM] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_FROM, 0, NULL);
+	r[EM_TERM] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TERM, 0, NULL);
+	r[EM_LOGTERM] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_LOGTERM, 0, NULL);
+	r[EM_INDEX] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_INDEX, 0, NULL);
+	r[EM_NENTRIES] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_ENTRIES + 8, 0, NULL);
+	r[EM_ENTRY0_TERM] = rd(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, UPROBE_READ_MEM, 8, ENTRY_TERM, 0, NULL);
+	r[EM_ENTRY_TERMS] = terms(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, EM_NENTRIES);
+	r[EM_COMMIT] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_COMMIT, 0, NULL);
+	r[EM_REJECT] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 1, MSG_AT + MSG_REJECT, 0, NULL);
+	r[EM_REJECT_HINT] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_REJECT_HINT, 0, NULL);
+	s->nreads = ER_NREADS;
+}
+
+/* (*raftLog).append(ents ...pb.Entry): rax = l, rbx = ents' data, rcx = len(ents). */
+static void append_spec(struct probe_spec *s)
+{
+	static const int32_t to_data[] = { ENTRY_DATA };
+	struct uprobe_read *r = s->reads;
+
+	r[EA_COUNT] = rd(UPROBE_SRC_RCX, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
+	r[EA_FIRST_INDEX] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_INDEX, 0, NULL);
+	r[EA_FIRST_TERM] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_TERM, 0, NULL);
+	r[EA_TERMS] = terms(UPROBE_SRC_RBX, 0, EA_COUNT);
+	r[EA_DATA_LEN] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_DATA + 8, 0, NULL);
+	r[EA_DATA] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_BLOCK, UPROBE_MAX_BLOCK, 0, 1, to_data);
+	s->nreads = EA_NREADS;
+}
+
+/* (*raftLog).commitTo(tocommit): rax = l, rbx = tocommit. */
+static void commit_spec(struct probe_spec *s)
+{
+	s->reads[EC_TO] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
+	s->reads[EC_OLD] = rd(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, LOG_COMMITTED, 0, NULL);
+	s->nreads = EC_NREADS;
+}
+
+static void make_spec(const struct probe_def *d, struct probe_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (d->id == ETCD_P_APPEND)
+		append_spec(s);
+	else if (d->id == ETCD_P_COMMIT_TO)
+		commit_spec(s);
+	else
+		raft_spec(d, s);
+}
+
+static struct collect_probe probes[NDEFS];
 static struct collect_table table;
 
+/* Every read is named but placed nowhere: the shaper turns the raw reads into events. */
 const struct collect_table *etcd_probe_table(void)
 {
-	for (size_t s = 0; s < NSTEPS; s++) {
-		probes[s].probe_id = steps[s].probe_id;
-		probes[s].kind = steps[s].kind;
-		probes[s].nfields = NFIELDS;
-		memcpy(probes[s].fields, state_fields, sizeof(state_fields));
+	for (size_t i = 0; i < NDEFS; i++) {
+		struct probe_spec s;
+		const char *const *names = raft_read_names;
+
+		make_spec(&defs[i], &s);
+		if (defs[i].id == ETCD_P_APPEND)
+			names = append_read_names;
+		else if (defs[i].id == ETCD_P_COMMIT_TO)
+			names = commit_read_names;
+
+		probes[i].probe_id = defs[i].id;
+		probes[i].kind = defs[i].kind;
+		probes[i].nfields = s.nreads;
+		for (unsigned k = 0; k < s.nreads; k++)
+			probes[i].fields[k] = (struct collect_field){ names[k], COLLECT_SKIP, COLLECT_UINT };
 	}
 	table.probes = probes;
-	table.n = NSTEPS;
+	table.n = NDEFS;
 	return &table;
 }
 
-/* At a RET the frame is gone: the receiver is in its spill slot, rsp+8 (probes/bpf/README.md). */
-static void post_state_spec(struct probe_spec *spec)
-{
-	memset(spec, 0, sizeof(*spec));
-	spec->nreads = NFIELDS;
-	for (size_t i = 0; i < NFIELDS; i++) {
-		struct uprobe_read *r = &spec->reads[i];
-		r->src = UPROBE_SRC_STACK;
-		r->src_off = 8;
-		r->kind = UPROBE_READ_MEM;
-		r->size = 8;
-		if (field_off[i] == OFF_RAFTLOG_COMMITTED) {
-			r->nderef = 1;
-			r->deref_off[0] = OFF_RAFTLOG;
-		}
-		r->off = field_off[i];
-	}
-}
-
-int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, char *err, size_t errlen)
+int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, struct etcd_probe_sites *sites,
+		       char *err, size_t errlen)
 {
 	char gerr[GOBIN_ERRBUF_SIZE] = "";
+	struct etcd_probe_sites n = { 0, 0 };
 	struct gobin *g;
 	int rc = gobin_open(etcd_path, &g, gerr);
 	if (rc) {
 		snprintf(err, errlen, "%s", gerr);
 		return rc;
 	}
-	int sites = 0;
 	const char *ver = gobin_go_version(g);
 	if (!ver || strcmp(ver, GO_VERSION)) {
 		snprintf(err, errlen,
@@ -90,31 +209,40 @@ int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, char *err
 		rc = -EPROTO;
 		goto out;
 	}
-	struct probe_spec spec;
-	post_state_spec(&spec);
-	for (size_t s = 0; s < NSTEPS; s++) {
+	for (size_t s = 0; s < NDEFS; s++) {
+		const struct probe_def *d = &defs[s];
+		struct probe_spec spec;
 		struct gobin_func f;
 		struct gobin_sites st;
-		if ((rc = gobin_func_find(g, steps[s].fn, &f, gerr)) || (rc = gobin_sites(g, &f, &st, gerr))) {
-			snprintf(err, errlen, "%s (%s)", gerr, etcd_path);
+
+		make_spec(d, &spec);
+		if ((rc = gobin_func_find(g, d->fn, &f, gerr)) || (rc = gobin_sites(g, &f, &st, gerr))) {
+			snprintf(err, errlen, "%s (%s): inlined or renamed in this build?", gerr, etcd_path);
 			goto out;
 		}
-		for (size_t i = 0; i < st.nret && !rc; i++) {
-			rc = uprobe_attach(l, etcd_path, st.ret_off[i], steps[s].probe_id, &spec, -1);
-			if (rc)
-				snprintf(err, errlen, "attaching to %s return %zu: %s", steps[s].fn, i, uprobe_loader_error(l));
+		if (d->site == AT_ENTRY) {
+			if ((rc = uprobe_attach(l, etcd_path, st.entry_off, d->id, &spec, -1)))
+				snprintf(err, errlen, "attaching to the entry of %s: %s", d->fn, uprobe_loader_error(l));
 			else
-				sites++;
+				n.entry++;
 		}
-		if (!rc && st.nret == 0) {
-			snprintf(err, errlen, "%s has no return instruction in %s: inlined or changed build?", steps[s].fn, etcd_path);
+		for (size_t i = 0; d->site == AT_RET && i < st.nret && !rc; i++) {
+			if ((rc = uprobe_attach(l, etcd_path, st.ret_off[i], d->id, &spec, -1)))
+				snprintf(err, errlen, "attaching to %s return %zu: %s", d->fn, i, uprobe_loader_error(l));
+			else
+				n.ret++;
+		}
+		if (!rc && d->site == AT_RET && st.nret == 0) {
+			snprintf(err, errlen, "%s has no return instruction in %s: inlined or changed build?", d->fn, etcd_path);
 			rc = -ENOENT;
 		}
 		gobin_sites_free(&st);
 		if (rc)
 			goto out;
 	}
-	rc = sites;
+	if (sites)
+		*sites = n;
+	rc = (int)(n.entry + n.ret);
 out:
 	gobin_close(g);
 	return rc;

@@ -1,6 +1,17 @@
 /*
  * The etcd probe set, as data: which raft functions of Debian's etcd 3.4.23 to probe, where,
  * and what to read there. Offsets are those tests/go/offsets/run.sh prints for that build.
+ *
+ *   probe                         site       reads
+ *   (*raft).become{Follower,...}  every RET  raft state (receiver in its spill slot, rsp+8)
+ *   (*raft).send                  entry      raft state (rax) + the message (stack, rsp+8)
+ *   (*raft).Step                  entry      raft state (rax) + the message: a step begins
+ *   (*raft).Step                  every RET  raft state (spill slot rsp+368) + the message
+ *   (*raftLog).append             entry      the appended entries: first index, count, terms
+ *   (*raftLog).commitTo           entry      the commit index asked for and the current one
+ *
+ * What the reads mean is the shaper's business (shape.h): it keeps each member's state and
+ * writes events in etcd-io/raft's trace vocabulary.
  */
 #ifndef SPECTAP_ETCD_PROBES_H
 #define SPECTAP_ETCD_PROBES_H
@@ -9,14 +20,54 @@
 
 #include "collect.h"
 
+enum etcd_probe_id {
+	ETCD_P_BECOME_FOLLOWER = 10,
+	ETCD_P_BECOME_CANDIDATE = 20,
+	ETCD_P_BECOME_PRECANDIDATE = 30,
+	ETCD_P_BECOME_LEADER = 40,
+	ETCD_P_SEND = 50,
+	ETCD_P_STEP = 60,
+	ETCD_P_APPEND = 70,
+	ETCD_P_COMMIT_TO = 80,
+	ETCD_P_STEP_BEGIN = 90,
+};
+
+/* Reads of the raft-state probes (become*, send, Step): raft state first, then the message
+ * (send and Step only). */
+enum etcd_raft_read {
+	ER_ID, ER_TERM, ER_VOTE, ER_STATE, ER_LEAD, ER_COMMIT,
+	ER_UNSTABLE_OFFSET, ER_UNSTABLE_LEN, ER_STORAGE_LEN, ER_STORAGE_FIRST,
+	ER_NSTATE,
+	EM_TYPE = ER_NSTATE, EM_TO, EM_FROM, EM_TERM, EM_LOGTERM, EM_INDEX, EM_NENTRIES,
+	EM_ENTRY0_TERM, EM_ENTRY_TERMS, EM_COMMIT, EM_REJECT, EM_REJECT_HINT,
+	ER_NREADS,
+};
+
+/* Reads of (*raftLog).append: the entries appended. */
+enum etcd_append_read { EA_COUNT, EA_FIRST_INDEX, EA_FIRST_TERM, EA_TERMS, EA_DATA_LEN, EA_DATA, EA_NREADS };
+
+/* Reads of (*raftLog).commitTo. */
+enum etcd_commit_read { EC_TO, EC_OLD, EC_NREADS };
+
+/* raftpb.MessageType / raft.StateType names by value, or NULL. */
+const char *etcd_msg_type_name(uint64_t t);
+const char *etcd_role_name(uint64_t s);
+
 /* The collector's table for the probes etcd_probes_attach attaches. */
 const struct collect_table *etcd_probe_table(void);
 
+/* One line per probe site kind and function, for --json summaries and tests. */
+struct etcd_probe_sites {
+	unsigned entry, ret; /* sites attached by kind */
+};
+
 /*
  * Checks that the binary is the build the offsets are for (refusing another one, by name and
- * version), finds each probed function's return sites in its .gopclntab and attaches the probes.
- * Returns the number of probe sites attached, or a negative errno with err filled.
+ * version), finds each probed function's sites in its .gopclntab and attaches the probes.
+ * Returns the number of probe sites attached (sites, if not NULL, split by kind), or a
+ * negative errno with err filled.
  */
-int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, char *err, size_t errlen);
+int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, struct etcd_probe_sites *sites,
+		       char *err, size_t errlen);
 
 #endif

@@ -1,33 +1,81 @@
 #!/bin/sh
-# spectap record etcd: a real cluster of Debian's etcd, probed with eBPF, into a trace.
+# spectap record etcd: real clusters of Debian's etcd, probed with eBPF, into traces; every
+# scenario, checked against what etcdctl and the put client saw.
 . tests/cli/lib.sh
 
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario nap -o "$T/x.spt"
-check_contains "unknown scenario" "$T/e" "unknown scenario 'nap' (known: initial-election, leader-kill)"
+check_contains "unknown scenario" "$T/e" "unknown scenario 'nap' (known: initial-election, steady-writes, leader-kill"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario initial-election -o "$T/x.spt"
 check_contains "systems not yet supported are named" "$T/e" "recording zookeeper is not supported yet"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario leader-kill --nodes 2 -o "$T/x.spt"
+check_contains "too few members" "$T/e" "--nodes: 2 is not in 3..9"
 if [ "$(id -u)" != 0 ] || [ ! -x /usr/bin/etcd ]; then
 	echo "SKIP: recording needs root and /usr/bin/etcd"
 	finish
 	exit $?
 fi
+run_status 1 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario steady-writes --putload /nonexistent -o "$T/x.spt"
+check_contains "a missing put client is named" "$T/e" "putload, which is not at /nonexistent"
 
-run_status 0 "$T/sum.json" "$T/e" "$SPECTAP" record etcd --scenario leader-kill --seed 7 -o "$T/r.spt" --json
-check_eq "nothing lost" 0 "$(jq .lost "$T/sum.json")"
-check "a new leader in a higher term" [ "$(jq .term "$T/sum.json")" -gt "$(jq .first_term "$T/sum.json")" ]
-check_eq "no etcd left running" "" "$(pgrep -f "$T" || true)"
+# Every scenario: no loss, every receive paired with its send, the end state equal to etcdctl's,
+# nothing left running.
+hits="$T/hits"
+: >"$hits"
+for sc in initial-election steady-writes leader-kill follower-pause leader-restart partition random; do
+	run_status 0 "$T/$sc.json" "$T/$sc.err" "$SPECTAP" record etcd --scenario "$sc" --seed 7 -o "$T/$sc.spt" \
+		--acked "$T/$sc.acked" --json
+	check_eq "$sc: nothing lost" 0 "$(jq .lost "$T/$sc.json")"
+	check_eq "$sc: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/$sc.json")"
+	check_eq "$sc: end state of every live member as etcdctl reports it" true "$(jq .final_match "$T/$sc.json")"
+	check_eq "$sc: live members compared" "" "$(jq -r '.members[] | select(.live and (.etcdctl == null)) | .node' "$T/$sc.json")"
+	check_eq "$sc: no etcd left running" "" "$(pgrep -f "spectap-record" || true)"
+	check_eq "$sc: no network namespace left" "" "$(ip netns list 2>/dev/null | grep "^spt-$$-" || true)"
+	"$SPECTAP" stat --json "$T/$sc.spt" >"$T/$sc.stat"
+	check_eq "$sc: the trace says nothing was lost" 0 "$(jq .lost "$T/$sc.stat")"
+	check_eq "$sc: seed in the header" 7 "$(jq .seed "$T/$sc.stat")"
+	check_eq "$sc: the trace's receives all paired" 0 "$(jq .messages.unpaired_receives "$T/$sc.stat")"
+	jq -c '.probe_hits' "$T/$sc.json" >>"$hits"
+done
+# Go inlining can silently disable a probe: each one must have fired in some scenario.
+check_eq "every probe fired across the scenarios" "[]" \
+	"$(jq -s -c 'reduce .[] as $h ({}; reduce ($h | keys[]) as $k (.; .[$k] += $h[$k])) | to_entries | map(select(.value == 0) | .key)' "$hits")"
 
-"$SPECTAP" stat --json "$T/r.spt" >"$T/stat.json"
-check_eq "three nodes" '["n1","n2","n3"]' "$(jq -c '.nodes | keys' "$T/stat.json")"
-check_eq "trace lost" 0 "$(jq .lost "$T/stat.json")"
-check_eq "seed in the header" 7 "$(jq .seed "$T/stat.json")"
-check "two elections: two BecomeLeader at least" [ "$(jq '.kinds.BecomeLeader' "$T/stat.json")" -ge 2 ]
-check "campaigns: BecomeCandidate" [ "$(jq '.kinds.BecomeCandidate' "$T/stat.json")" -ge 2 ]
-
-"$SPECTAP" dump --json --kind BecomeLeader "$T/r.spt" | jq -c '.event | {node, term: .state.term, ok: (.state.lead == .state.id and .state.state == 2 and .state.vote == .state.id)}' >"$T/leaders"
+# leader-kill: a new leader in a higher term; every acknowledged put is a Replicate on a leader
+# (its key is in the entry's data) and committed on a quorum (a Commit at or past its index on
+# at least 2 of the 3 members).
+lk="$T/leader-kill"
+check "leader-kill: a new leader in a higher term" [ "$(jq .term "$lk.json")" -gt "$(jq .first_term "$lk.json")" ]
+check "leader-kill: puts were acknowledged" [ "$(wc -l <"$lk.acked")" -gt 50 ]
+"$SPECTAP" dump --json --kind BecomeLeader "$lk.spt" | jq -c '.event | {node, term: .state.term, ok: (.state.lead == .node and .state.role == "StateLeader" and .state.vote == .node)}' >"$T/leaders"
 check_eq "every BecomeLeader's post-state says so" "" "$(grep -v '"ok":true' "$T/leaders" || true)"
-check_eq "the first leader in the trace is the one etcdctl saw" "$(jq -r .first_leader "$T/sum.json")" "$(head -n 1 "$T/leaders" | jq -r .node)"
-check_eq "the last leader and its term, as etcdctl saw them" "$(jq -c '[.leader, .term]' "$T/sum.json")" "$(tail -n 1 "$T/leaders" | jq -c '[.node, .term]')"
-"$SPECTAP" dump --json --kind BecomeCandidate "$T/r.spt" | jq -c '.event.state | select(.state != 1 or .vote != .id)' >"$T/bad"
+check_eq "the last leader and its term, as etcdctl saw them" "$(jq -c '[.leader, .term]' "$lk.json")" "$(tail -n 1 "$T/leaders" | jq -c '[.node, .term]')"
+"$SPECTAP" dump --json --kind Replicate "$lk.spt" | jq -c '.event | select(.state.role == "StateLeader") | {node, index: .args.index, data: .args.data}' >"$T/repl"
+"$SPECTAP" dump --json --kind Commit "$lk.spt" | jq -c '.event | {node, commit: .state.commit}' >"$T/commits"
+jq -r '.key' "$lk.acked" | while read -r key; do
+	hex=$(printf '%s' "$key" | od -An -tx1 | tr -d ' \n')
+	idx=$(jq -r --arg h "$hex" 'select(.data | contains($h)) | .index' "$T/repl" | head -n 1)
+	if [ -z "$idx" ]; then
+		echo "$key: no Replicate"
+		continue
+	fi
+	q=$(jq -s --argjson i "$idx" 'map(select(.commit >= $i) | .node) | unique | length' "$T/commits")
+	[ "$q" -ge 2 ] || echo "$key: index $idx committed on $q members"
+done >"$T/unreplicated"
+check_eq "every acknowledged put: Replicate on the leader, Commit on a quorum" "" "$(head -n 5 "$T/unreplicated")"
+
+# Every BecomeCandidate votes for itself in a new term.
+"$SPECTAP" dump --json --kind BecomeCandidate "$lk.spt" | jq -c '.event | select(.state.role != "StateCandidate" or .state.vote != .node)' >"$T/bad"
 check_eq "every BecomeCandidate votes for itself" "" "$(cat "$T/bad")"
+# The log in the state: as long as its last index, and its last term is logTerm.
+"$SPECTAP" dump --json "$lk.spt" | jq -c '.event.state | select(. != null) | select((.logTerms | length) != .log or (.log > 0 and .logTerms[-1] != .logTerm))' | head -n 3 >"$T/bad"
+check_eq "logTerms agree with log and logTerm" "" "$(cat "$T/bad")"
+
+# Export to etcd-io/raft's NDJSON and import it back: the same events.
+run_status 0 "$T/o" "$T/e" "$SPECTAP" export --to etcd-ndjson "$lk.spt" -o "$T/lk.ndjson"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/lk.ndjson" -o "$T/lk2.spt"
+strip='.event | {node, kind, state, args, msg: (.msg | if . then {dir, from, to, type, fields} else null end)}'
+"$SPECTAP" dump --json "$lk.spt" | jq -S -c "$strip" >"$T/a"
+"$SPECTAP" dump --json "$T/lk2.spt" | jq -S -c "$strip" >"$T/b"
+check "the export re-imports to the same events" cmp -s "$T/a" "$T/b"
+check_eq "re-imported receives pair with their sends" 0 "$("$SPECTAP" stat --json "$T/lk2.spt" | jq .messages.unpaired_receives)"
 finish

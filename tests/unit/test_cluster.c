@@ -1,6 +1,8 @@
 /* The process supervisor (collector/supervise.c) and the etcd cluster launcher
  * (systems/etcd/cluster.c), on real processes: sh and sleep for the supervisor, a real 3-member
- * etcd cluster on loopback for the launcher. Every wait is on a condition with a deadline. */
+ * etcd cluster on loopback for the launcher, the put load client (tools/go/putload, at the path
+ * PUTLOAD) against it, and, as root, a 3-member cluster in network namespaces for partitions.
+ * Every wait is on a condition with a deadline. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +20,12 @@
 
 #include "check.h"
 #include "cluster.h"
+#include "netns.h"
 #include "supervise.h"
+
+#ifndef PUTLOAD
+#define PUTLOAD "build/tools/putload"
+#endif
 
 static char g_tmp[256]; /* the test's temp dir */
 
@@ -732,6 +739,182 @@ static void test_etcd_pause_follower(void)
 	CHECKF(etcd_cluster_put(&g_c, "after-pause", "1", 5000) == 0, "%s", g_c.err);
 }
 
+/* ---- put load (tools/go/putload) ---- */
+
+static bool g_have_putload;
+
+static void test_load_parse_summary(void)
+{
+	struct etcd_load_result r;
+	char err[256] = "";
+	static const char out[] =
+		"{\"level\":\"error\",\"msg\":\"x\"}\n"
+		"{\"puts\":1,\"acked\":1,\"failed\":0,\"seconds\":1,\"per_second\":1,\"p50_ms\":1,"
+		"\"p99_ms\":1}\n"
+		"{\"puts\":200,\"acked\":190,\"failed\":10,\"seconds\":1.25,\"per_second\":152.5,"
+		"\"p50_ms\":2.041,\"p99_ms\":7,\"first_error\":\"put k7: context deadline exceeded\"}\n";
+	int rc = etcd_parse_load_summary(out, strlen(out), &r, err, sizeof err);
+	CHECKF(rc == 0, "%s", err);
+	CHECK(r.puts == 200 && r.acked == 190 && r.failed == 10); /* the last summary line */
+	CHECK(r.seconds == 1.25 && r.per_second == 152.5 && r.p50_ms == 2.041 && r.p99_ms == 7);
+	CHECK(strcmp(r.first_error, "put k7: context deadline exceeded") == 0);
+	static const char none[] = "putload: --endpoints is required\n";
+	rc = etcd_parse_load_summary(none, strlen(none), &r, err, sizeof err);
+	CHECKF(rc == -ENOENT && strstr(err, "{\"puts\":"), "rc %d: %s", rc, err);
+	static const char bad[] = "{\"puts\":-1,\"acked\":0,\"failed\":0}\n";
+	rc = etcd_parse_load_summary(bad, strlen(bad), &r, err, sizeof err);
+	CHECKF(rc == -EINVAL && strstr(err, "puts"), "rc %d: %s", rc, err);
+	static const char nosecs[] = "{\"puts\":1,\"acked\":1,\"failed\":0}";
+	rc = etcd_parse_load_summary(nosecs, strlen(nosecs), &r, err, sizeof err);
+	CHECKF(rc == -EINVAL && strstr(err, "seconds missing"), "rc %d: %s", rc, err);
+}
+
+/* Lines of a file (-1 when it cannot be read). */
+static long count_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	long n = 0;
+	for (int ch; (ch = getc(f)) != EOF;)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Checks an acked file: n JSON lines with keys <prefix><i>, distinct keys and revisions. */
+static void check_acked(const char *path, const char *prefix, uint64_t n)
+{
+	FILE *f = fopen(path, "r");
+	CHECKF(f != NULL, "cannot open %s", path);
+	if (!f)
+		return;
+	char line[256];
+	uint64_t lines = 0, dup_keys = 0, dup_revs = 0, bad = 0;
+	static unsigned long long revs[8192];
+	static long keys[8192];
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long rev = 0;
+		double ms = -1;
+		char fmt[64];
+		snprintf(fmt, sizeof fmt, "{\"key\":\"%s%%ld\",\"rev\":%%llu,\"ms\":%%lf}", prefix);
+		long key = -1;
+		if (sscanf(line, fmt, &key, &rev, &ms) != 3 || key < 0 || rev == 0 || ms < 0) {
+			if (!bad++)
+				fprintf(stderr, "bad acked line: %s", line);
+			continue;
+		}
+		for (uint64_t j = 0; j < lines && j < 8192; j++) {
+			dup_keys += keys[j] == key;
+			dup_revs += revs[j] == rev;
+		}
+		if (lines < 8192) {
+			keys[lines] = key;
+			revs[lines] = rev;
+		}
+		lines++;
+	}
+	fclose(f);
+	CHECKF(lines == n && bad == 0, "%s: %llu good lines, %llu bad, %llu acked", path,
+	       (unsigned long long)lines, (unsigned long long)bad, (unsigned long long)n);
+	CHECK(dup_keys == 0 && dup_revs == 0);
+}
+
+static void test_etcd_load(void)
+{
+	if (!g_up)
+		return;
+	CHECKF(g_have_putload, "%s is missing: build it with `make build/tools/putload`", PUTLOAD);
+	if (!g_have_putload)
+		return;
+	struct etcd_member_status st[ETCD_MAX_MEMBERS];
+	CHECK(etcd_cluster_status(&g_c, st) == 3);
+	uint64_t rev0 = st[0].revision;
+	struct etcd_load_opts o = {.count = 200, .concurrency = 4, .prefix = "pl-", .value_size = 32};
+	struct etcd_load_result r;
+	int rc = etcd_cluster_load(&g_c, PUTLOAD, &o, &r);
+	CHECKF(rc == 0, "%s", g_c.err);
+	CHECK(r.puts == 200 && r.acked == 200 && r.failed == 0 && r.first_error[0] == '\0');
+	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	CHECK(r.seconds > 0 && r.per_second > 0 && r.p50_ms > 0 && r.p50_ms <= r.p99_ms);
+	printf("    200 puts, 4 at once: %.0f/s, p50 %.2f ms, p99 %.2f ms\n", r.per_second, r.p50_ms,
+	       r.p99_ms);
+	check_acked(r.acked_path, "pl-", 200);
+	CHECK(etcd_cluster_status(&g_c, st) == 3);
+	CHECKF(st[0].revision >= rev0 + 200, "revision %llu -> %llu",
+	       (unsigned long long)rev0, (unsigned long long)st[0].revision);
+
+	/* Errors name the cause and the way out. */
+	rc = etcd_cluster_load(&g_c, "/nonexistent/putload", &o, &r);
+	CHECKF(rc == -ENOENT && strstr(g_c.err, "/nonexistent/putload") &&
+		       strstr(g_c.err, "make build/tools/putload"),
+	       "rc %d: %s", rc, g_c.err);
+	struct etcd_load_opts none = {.concurrency = 1};
+	rc = etcd_cluster_load(&g_c, PUTLOAD, &none, &r);
+	CHECKF(rc == -EINVAL && strstr(g_c.err, "count"), "rc %d: %s", rc, g_c.err);
+	/* A deadline shorter than the load: stopped, summary still read. */
+	struct etcd_load_opts slow = {.duration_ms = 20000, .timeout_ms = 300};
+	rc = etcd_cluster_load(&g_c, PUTLOAD, &slow, &r);
+	CHECKF(rc == -ETIMEDOUT && strstr(g_c.err, "deadline"), "rc %d: %s", rc, g_c.err);
+	CHECK(r.acked > 0 && r.puts >= r.acked && r.seconds < 10);
+}
+
+struct lines_at_least {
+	const char *path;
+	long n;
+};
+
+static int lines_cond(void *p)
+{
+	struct lines_at_least *l = p;
+	return count_lines(l->path) >= l->n;
+}
+
+/* The leader is SIGKILLed while a load runs: puts fail for a while, the load goes on and
+ * puts are acked again once a new leader is there. */
+static void test_etcd_load_kill_leader(void)
+{
+	if (!g_up || !g_have_putload)
+		return;
+	struct etcd_leader old, nl;
+	CHECKF(etcd_cluster_wait_leader(&g_c, 10000, 0, true, &old, NULL) == 0, "%s", g_c.err);
+	if (old.index < 0)
+		return;
+	struct etcd_load l;
+	struct etcd_load_opts o = {.duration_ms = 60000, .concurrency = 4, .put_timeout_ms = 1000};
+	int rc = etcd_cluster_load_start(&g_c, PUTLOAD, &o, &l);
+	CHECKF(rc == 0, "%s", g_c.err);
+	if (rc < 0)
+		return;
+	struct lines_at_least before = {l.acked_path, 100};
+	CHECKF(sup_wait_until(lines_cond, &before, 20, 10000, NULL) == 0, "no 100 acks in %s",
+	       l.acked_path);
+	CHECKF(etcd_cluster_kill(&g_c, (unsigned)old.index) == 0, "%s", g_c.err);
+	long at_kill = count_lines(l.acked_path);
+	rc = etcd_cluster_wait_leader(&g_c, 10000, old.term, true, &nl, NULL);
+	CHECKF(rc == 0, "%s", g_c.err);
+	long at_leader = count_lines(l.acked_path);
+	struct lines_at_least after = {l.acked_path, at_leader + 100};
+	CHECKF(sup_wait_until(lines_cond, &after, 20, 15000, NULL) == 0,
+	       "acks stuck at %ld after the new leader", count_lines(l.acked_path));
+	struct etcd_load_result r;
+	rc = etcd_cluster_load_stop(&g_c, &l, &r);
+	CHECKF(rc == 0, "%s", g_c.err);
+	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	CHECKF(r.failed > 0 && r.first_error[0], "failed %llu", (unsigned long long)r.failed);
+	CHECK(r.puts == r.acked + r.failed && r.acked >= (uint64_t)at_leader + 100);
+	CHECK(count_lines(r.acked_path) == (long)r.acked);
+	printf("    leader n%d killed after %ld acks: %llu puts, %llu acked, %llu failed "
+	       "(first: %s), new leader n%d\n",
+	       old.index + 1, at_kill, (unsigned long long)r.puts, (unsigned long long)r.acked,
+	       (unsigned long long)r.failed, r.first_error, nl.index + 1);
+	CHECK(etcd_cluster_load_wait(&g_c, &l, &r) == -EINVAL); /* collected once */
+	CHECKF(etcd_cluster_restart(&g_c, (unsigned)old.index) == 0, "%s", g_c.err);
+	remember_pgids();
+	CHECKF(etcd_cluster_wait_leader(&g_c, 15000, 0, true, NULL, NULL) == 0, "%s", g_c.err);
+	CHECK(etcd_cluster_partition(&g_c, 0) == -EOPNOTSUPP && strstr(g_c.err, "netns"));
+}
+
 static void test_etcd_teardown(void)
 {
 	if (!g_up)
@@ -817,6 +1000,232 @@ static void abort_path(int mode)
 static void test_etcd_abort_exit(void) { abort_path(0); }
 static void test_etcd_abort_sigint(void) { abort_path(1); }
 
+/* ---- a cluster in network namespaces (root only) ---- */
+
+static bool g_nup;
+static struct etcd_cluster g_n;
+static char g_nwork[PATH_MAX];
+static int g_cut = -1;          /* the partitioned former leader */
+static uint64_t g_cut_term;     /* its term as leader */
+static uint64_t g_part_term;    /* the majority's leader's term */
+static uint64_t g_part_index;   /* raft index after a put during the partition */
+
+/* Inode of a namespace file. */
+static unsigned long ns_ino(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (unsigned long)sb.st_ino : 0;
+}
+
+static void test_netns_leader_elected(void)
+{
+	if (!g_have_etcd)
+		return;
+	if (geteuid() != 0) {
+		printf("SKIP: not root: the netns cluster tests did not run\n");
+		return;
+	}
+	snprintf(g_nwork, sizeof g_nwork, "%s/netns", g_tmp);
+	struct etcd_cluster_opts o = {.work_dir = g_nwork, .members = 3, .netns = true};
+	int rc = etcd_cluster_start(&g_n, &o);
+	CHECKF(rc == 0, "%s", g_n.err);
+	if (rc < 0)
+		return;
+	g_nup = true;
+	struct etcd_leader l;
+	rc = etcd_cluster_wait_leader(&g_n, 10000, 0, true, &l, NULL);
+	CHECKF(rc == 0, "%s", g_n.err);
+	printf("    leader n%d term %llu after %llu ms; members on %s, %s, %s\n", l.index + 1,
+	       (unsigned long long)l.term, (unsigned long long)(sup_now_ms() - g_n.launched_ms),
+	       g_n.m[0].host, g_n.m[1].host, g_n.m[2].host);
+	char eps[256], want[32];
+	etcd_cluster_endpoints(&g_n, true, eps, sizeof eps);
+	snprintf(want, sizeof want, "10.231.%u.1:%u", g_n.net.subnet, g_n.m[0].client_port);
+	CHECKF(strncmp(eps, want, strlen(want)) == 0, "endpoints %s", eps);
+	CHECK(!strstr(eps, "127.0.0.1"));
+	/* The supervised pid is etcd itself, inside its own namespace. */
+	for (unsigned i = 0; i < 3; i++) {
+		pid_t pid = etcd_cluster_pid(&g_n, i);
+		char path[64], exe[PATH_MAX] = "", nsf[128];
+		snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+		ssize_t n = readlink(path, exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		CHECKF(pid > 0 && strcmp(exe, "/usr/bin/etcd") == 0, "n%u pid %d exe %s", i + 1,
+		       (int)pid, exe);
+		snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+		snprintf(nsf, sizeof nsf, "/run/netns/%s", g_n.net.m[i].ns);
+		CHECK(ns_ino(path) != 0 && ns_ino(path) == ns_ino(nsf) &&
+		      ns_ino(path) != ns_ino("/proc/self/ns/net"));
+	}
+	CHECKF(etcd_cluster_put(&g_n, "netns-key", "1", 5000) == 0, "%s", g_n.err);
+	if (g_have_putload) {
+		struct etcd_load_opts lo = {.count = 50, .concurrency = 2};
+		struct etcd_load_result r;
+		rc = etcd_cluster_load(&g_n, PUTLOAD, &lo, &r);
+		CHECKF(rc == 0 && r.acked == 50, "rc %d acked %llu: %s", rc,
+		       (unsigned long long)r.acked, g_n.err);
+	}
+}
+
+struct stepped_down {
+	struct etcd_cluster *c;
+	unsigned member;
+	uint64_t term;
+	struct etcd_member_status st;
+};
+
+/* The partitioned member no longer calls itself leader of its old term. */
+static int stepped_down_cond(void *p)
+{
+	struct stepped_down *s = p;
+	int rc = etcd_cluster_member_status(s->c, s->member, &s->st);
+	if (rc < 0)
+		return rc;
+	return rc == 1 && (s->st.leader != s->st.id || s->st.term > s->term);
+}
+
+static void test_netns_partition_leader(void)
+{
+	if (!g_nup)
+		return;
+	struct etcd_leader old, nl;
+	CHECKF(etcd_cluster_wait_leader(&g_n, 5000, 0, true, &old, NULL) == 0, "%s", g_n.err);
+	if (old.index < 0)
+		return;
+	unsigned li = (unsigned)old.index;
+	pid_t pid = etcd_cluster_pid(&g_n, li);
+	uint64_t t0 = sup_now_ms();
+	int rc = etcd_cluster_partition(&g_n, li);
+	CHECKF(rc == 0, "%s", g_n.err);
+	if (rc < 0)
+		return;
+	g_cut = old.index;
+	g_cut_term = old.term;
+	CHECK(g_n.m[li].partitioned && etcd_cluster_pid(&g_n, li) == pid && alive(pid));
+	rc = etcd_cluster_wait_leader(&g_n, 15000, old.term, true, &nl, NULL);
+	unsigned ms = (unsigned)(sup_now_ms() - t0);
+	CHECKF(rc == 0, "%s", g_n.err);
+	CHECK(nl.index >= 0 && nl.index != old.index && nl.term > old.term && nl.agree == 2);
+	printf("    leader n%d (term %llu) partitioned: n%d leads in term %llu after %u ms\n",
+	       old.index + 1, (unsigned long long)old.term, nl.index + 1,
+	       (unsigned long long)nl.term, ms);
+	g_part_term = nl.term;
+	/* The majority takes writes; this namespace no longer reaches the partitioned member. */
+	CHECKF(etcd_cluster_put(&g_n, "during-partition", "1", 5000) == 0, "%s", g_n.err);
+	struct etcd_member_status st[ETCD_MAX_MEMBERS];
+	CHECK(etcd_cluster_status(&g_n, st) == 2 && !st[li].reachable);
+	for (unsigned i = 0; i < 3; i++)
+		if (st[i].reachable && st[i].raft_index > g_part_index)
+			g_part_index = st[i].raft_index;
+	/* From inside its namespace, the old leader answers: it stepped down (check quorum) or
+	 * campaigns in higher terms, and never saw the put. */
+	struct stepped_down sd = {&g_n, li, old.term, {0}};
+	rc = sup_wait_until(stepped_down_cond, &sd, 50, 10000, NULL);
+	CHECKF(rc == 0, "n%u still leader: leader %llx term %llu", li + 1,
+	       (unsigned long long)sd.st.leader, (unsigned long long)sd.st.term);
+	CHECK(sd.st.raft_index < g_part_index);
+	printf("    isolated n%u: leader %llx, term %llu, raft index %llu (majority at %llu)\n",
+	       li + 1, (unsigned long long)sd.st.leader, (unsigned long long)sd.st.term,
+	       (unsigned long long)sd.st.raft_index, (unsigned long long)g_part_index);
+	CHECK(etcd_cluster_partition(&g_n, li) == 0); /* idempotent */
+	CHECK(etcd_cluster_partition(&g_n, 7) == -EINVAL);
+}
+
+static void test_netns_heal(void)
+{
+	if (!g_nup || g_cut < 0)
+		return;
+	uint64_t t0 = sup_now_ms();
+	int rc = etcd_cluster_heal(&g_n, (unsigned)g_cut);
+	CHECKF(rc == 0, "%s", g_n.err);
+	CHECK(!g_n.m[g_cut].partitioned);
+	/* All three agree on a leader, the old leader follows and has the partition's put. */
+	struct caught_up cu = {&g_n, (unsigned)g_cut, g_part_index, {{0}}};
+	rc = sup_wait_until(caught_up_cond, &cu, 50, 20000, NULL);
+	CHECKF(rc == 0, "n%d did not rejoin: reachable %d leader %llx term %llu applied %llu",
+	       g_cut + 1, cu.st[g_cut].reachable, (unsigned long long)cu.st[g_cut].leader,
+	       (unsigned long long)cu.st[g_cut].term,
+	       (unsigned long long)cu.st[g_cut].applied_index);
+	struct etcd_leader l;
+	rc = etcd_cluster_wait_leader(&g_n, 10000, 0, true, &l, NULL);
+	CHECKF(rc == 0, "%s", g_n.err);
+	CHECK(l.agree == 3 && l.index >= 0 && l.index != g_cut && l.term >= g_part_term);
+	printf("    healed n%d: follows n%d in term %llu, %llu ms after the heal\n", g_cut + 1,
+	       l.index + 1, (unsigned long long)l.term, (unsigned long long)(sup_now_ms() - t0));
+	CHECKF(etcd_cluster_put(&g_n, "after-heal", "1", 5000) == 0, "%s", g_n.err);
+
+	/* kill and restart keep working in a namespace. */
+	unsigned f = (unsigned)(l.index + 1) % 3;
+	CHECKF(etcd_cluster_kill(&g_n, f) == 0, "%s", g_n.err);
+	CHECKF(etcd_cluster_restart(&g_n, f) == 0, "%s", g_n.err);
+	pid_t pid = etcd_cluster_pid(&g_n, f);
+	char path[64], nsf[128];
+	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+	snprintf(nsf, sizeof nsf, "/run/netns/%s", g_n.net.m[f].ns);
+	CHECK(pid > 0 && ns_ino(path) == ns_ino(nsf));
+	struct etcd_member_status st[ETCD_MAX_MEMBERS];
+	CHECK(etcd_cluster_status(&g_n, st) >= 2);
+	struct caught_up cu2 = {&g_n, f, st[l.index].raft_index, {{0}}};
+	CHECKF(sup_wait_until(caught_up_cond, &cu2, 50, 15000, NULL) == 0,
+	       "restarted n%u did not catch up", f + 1);
+}
+
+/* Output of `ip netns list` and `ip -o link` lines naming this process's objects. */
+static int netns_leftovers(void)
+{
+	char cmd[200];
+	snprintf(cmd, sizeof cmd,
+		 "{ ip netns list; ip -o link; } 2>/dev/null | grep -c 'spt-%d-\\|spt%06x' || true",
+		 (int)getpid(), (unsigned)getpid());
+	const char *argv[] = {"sh", "-c", cmd, NULL};
+	struct sup_output o;
+	int n = -1;
+	if (sup_run_capture(argv, NULL, 5000, &o, NULL) == 0)
+		n = atoi(o.out);
+	sup_output_free(&o);
+	return n;
+}
+
+static void test_netns_teardown(void)
+{
+	if (!g_nup)
+		return;
+	pid_t pids[3];
+	for (unsigned i = 0; i < 3; i++)
+		pids[i] = etcd_cluster_pid(&g_n, i);
+	CHECK(netns_leftovers() == 3 + 3 + 1); /* namespaces, veths, bridge */
+	g_n.err[0] = '\0';
+	etcd_cluster_stop(&g_n);
+	g_nup = false;
+	CHECKF(g_n.err[0] == '\0', "%s", g_n.err);
+	for (unsigned i = 0; i < 3; i++)
+		CHECKF(pids[i] <= 0 || !alive(pids[i]), "n%u pid %d alive", i + 1, (int)pids[i]);
+	int left = netns_leftovers();
+	CHECKF(left == 0, "%d namespaces or links left after stop", left);
+	etcd_cluster_stop(&g_n); /* twice is fine */
+	CHECK(netns_leftovers() == 0);
+	CHECK(count_children() == 0);
+}
+
+/* A start that fails after the namespaces were made removes them. */
+static void test_netns_start_fails_clean(void)
+{
+	if (!g_have_etcd || geteuid() != 0)
+		return;
+	char dir[PATH_MAX + 16], dd[PATH_MAX + 32];
+	snprintf(dir, sizeof dir, "%s/netns-fail", g_tmp);
+	snprintf(dd, sizeof dd, "%s/n2.etcd", dir);
+	mkdir(dir, 0755);
+	mkdir(dd, 0755); /* an existing data dir: start refuses */
+	struct etcd_cluster c;
+	struct etcd_cluster_opts o = {.work_dir = dir, .netns = true};
+	int rc = etcd_cluster_start(&c, &o);
+	CHECKF(rc == -EEXIST && strstr(c.err, "n2.etcd"), "rc %d: %s", rc, c.err);
+	CHECK(netns_leftovers() == 0);
+	etcd_cluster_stop(&c);
+	CHECK(netns_leftovers() == 0);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -834,8 +1243,10 @@ int main(void)
 	RUN(test_sup_run_capture);
 	RUN(test_sup_exit_and_signal_paths);
 	RUN(test_etcd_parse_status);
+	RUN(test_load_parse_summary);
 
 	g_have_etcd = etcd_available(NULL) && access("/usr/bin/etcdctl", X_OK) == 0;
+	g_have_putload = access(PUTLOAD, X_OK) == 0;
 	if (!g_have_etcd)
 		printf("SKIP: /usr/bin/etcd or /usr/bin/etcdctl missing: the etcd cluster tests "
 		       "did not run\n");
@@ -846,11 +1257,20 @@ int main(void)
 	RUN(test_etcd_kill_leader);
 	RUN(test_etcd_restart_rejoins);
 	RUN(test_etcd_pause_follower);
+	RUN(test_etcd_load);
+	RUN(test_etcd_load_kill_leader);
 	RUN(test_etcd_teardown);
 	RUN(test_etcd_abort_exit);
 	RUN(test_etcd_abort_sigint);
+	RUN(test_netns_leader_elected);
+	RUN(test_netns_partition_leader);
+	RUN(test_netns_heal);
+	RUN(test_netns_teardown);
+	RUN(test_netns_start_fails_clean);
 	if (g_up)
 		etcd_cluster_stop(&g_c);
+	if (g_nup)
+		etcd_cluster_stop(&g_n);
 	printf("    total %llu ms\n", (unsigned long long)(sup_now_ms() - t0));
 
 	if (getenv("SPECTAP_KEEP_TMP")) {

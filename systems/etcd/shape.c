@@ -1,0 +1,508 @@
+/* The etcd shaper (shape.h): raw reads -> events with each member's whole state. */
+#include "shape.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probes.h"
+#include "spectap/value.h"
+
+#define DEFAULT_MAX_LOG_TERMS 1000
+#define MAX_FIELDS 16
+
+struct member {
+	char *name;
+	uint64_t id; /* 0: not seen yet */
+	uint64_t term, vote, state, lead, commit;
+	uint64_t *terms; /* terms[i] = term of entry i + 1; 0 = unknown (entries have terms >= 1) */
+	size_t nterms, cap;
+	unsigned step_depth;   /* inside (*raft).Step: entered, not yet returned */
+	const char *step_type; /* the message type it handles */
+	bool step_begun;       /* an event of this step was written */
+	union {                /* the Step entry's record: the message it handles */
+		struct uprobe_event ev;
+		struct uprobe_event_full full;
+	} step_rec;
+};
+
+struct etcd_shape {
+	struct member *m;
+	size_t n, cap;
+	size_t max_log_terms;
+	struct etcd_shape_stats st;
+};
+
+int etcd_shape_new(struct etcd_shape **out, size_t max_log_terms)
+{
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	(*out)->max_log_terms = max_log_terms ? max_log_terms : DEFAULT_MAX_LOG_TERMS;
+	return 0;
+}
+
+void etcd_shape_free(struct etcd_shape *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->m[i].name);
+		free(s->m[i].terms);
+	}
+	free(s->m);
+	free(s);
+}
+
+const struct etcd_shape_stats *etcd_shape_stats(const struct etcd_shape *s) { return &s->st; }
+
+int etcd_shape_member(const struct etcd_shape *s, const char *node, struct etcd_member_view *v)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct member *m = &s->m[i];
+		if (strcmp(m->name, node))
+			continue;
+		*v = (struct etcd_member_view){ m->id, m->term, m->vote, m->commit, m->lead, m->nterms,
+						etcd_role_name(m->state) };
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static struct member *member_of(struct etcd_shape *s, const char *node)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->m[i].name, node))
+			return &s->m[i];
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct member *m = realloc(s->m, cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		s->m = m;
+		s->cap = cap;
+	}
+	struct member *m = &s->m[s->n];
+	memset(m, 0, sizeof(*m));
+	if (!(m->name = strdup(node)))
+		return NULL;
+	s->n++;
+	return m;
+}
+
+/* A member id as the trace names it: the node name once known, "0" for none, else hex. */
+static spt_val *id_name(struct etcd_shape *s, struct spt_arena *a, uint64_t id)
+{
+	char hex[24];
+
+	if (id == 0)
+		return spt_cstr(a, "0");
+	for (size_t i = 0; i < s->n; i++)
+		if (s->m[i].id == id)
+			return spt_cstr(a, s->m[i].name);
+	snprintf(hex, sizeof(hex), "%" PRIx64, id);
+	return spt_cstr(a, hex);
+}
+
+/* The log cut or grown to n entries; new entries are unknown (counted when count is set). */
+static int log_resize(struct etcd_shape *s, struct member *m, size_t n, bool count)
+{
+	if (n > m->cap) {
+		size_t cap = m->cap ? m->cap : 64;
+		while (cap < n)
+			cap *= 2;
+		uint64_t *t = realloc(m->terms, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		m->terms = t;
+		m->cap = cap;
+	}
+	for (size_t i = m->nterms; i < n; i++) {
+		m->terms[i] = 0;
+		s->st.unknown_terms += count;
+	}
+	m->nterms = n;
+	return 0;
+}
+
+/* The terms of n entries from a probe's reads: first term, and the last k <= n in tail. */
+static void fill_terms(uint64_t *dst, size_t n, uint64_t first, const uint64_t *tail, size_t k,
+		       uint64_t *unknown)
+{
+	if (!n)
+		return;
+	dst[0] = first;
+	for (size_t j = 0; j < k; j++)
+		dst[n - k + j] = tail[j];
+	/* Between them the terms are non-decreasing: equal ends fix every term in between. */
+	size_t gap_end = n - k;
+	for (size_t i = 1; i < gap_end; i++) {
+		if (k && first == tail[0]) {
+			dst[i] = first;
+		} else {
+			dst[i] = 0;
+			(*unknown)++;
+		}
+	}
+}
+
+static const uint64_t *block_u64(const struct uprobe_event *ev, size_t size, unsigned read, uint64_t *buf, size_t *k)
+{
+	const uint8_t *b = uprobe_event_block(ev, size, read);
+	size_t n = ev->val[read] < UPROBE_MAX_BLOCK / 8 ? (size_t)ev->val[read] : UPROBE_MAX_BLOCK / 8;
+
+	*k = b ? n : 0;
+	if (b)
+		memcpy(buf, b, n * 8);
+	return buf;
+}
+
+struct rec {
+	spt_val *keys[MAX_FIELDS], *vals[MAX_FIELDS];
+	size_t n;
+	bool oom;
+};
+
+static void put(struct rec *r, struct spt_arena *a, const char *name, spt_val *v)
+{
+	if (!v || r->n == MAX_FIELDS || !(r->keys[r->n] = spt_cstr(a, name))) {
+		r->oom = true;
+		return;
+	}
+	r->vals[r->n++] = v;
+}
+
+static spt_val *rec_done(struct rec *r, struct spt_arena *a)
+{
+	bool dup;
+	return r->oom ? NULL : spt_fun_ordered(a, r->keys, r->vals, r->n, &dup);
+}
+
+static spt_val *uint_val(struct spt_arena *a, uint64_t v)
+{
+	char d[24];
+	if (v <= (uint64_t)INT64_MAX)
+		return spt_int(a, (int64_t)v);
+	snprintf(d, sizeof(d), "%" PRIu64, v);
+	return spt_cstr(a, d);
+}
+
+static spt_val *terms_seq(struct spt_arena *a, const uint64_t *t, size_t n)
+{
+	spt_val **e = spt_arena_alloc(a, (n ? n : 1) * sizeof(*e));
+	if (!e)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!(e[i] = uint_val(a, t[i])))
+			return NULL;
+	return spt_seq(a, e, n);
+}
+
+static spt_val *state_rec(struct etcd_shape *s, struct member *m, struct spt_arena *a)
+{
+	struct rec r = { .n = 0 };
+	char hex[24];
+	size_t from = m->nterms > s->max_log_terms ? m->nterms - s->max_log_terms : 0;
+	const char *role = etcd_role_name(m->state);
+
+	snprintf(hex, sizeof(hex), "%" PRIx64, m->id);
+	put(&r, a, "id", spt_cstr(a, hex));
+	put(&r, a, "term", uint_val(a, m->term));
+	put(&r, a, "vote", id_name(s, a, m->vote));
+	put(&r, a, "commit", uint_val(a, m->commit));
+	put(&r, a, "role", role ? spt_cstr(a, role) : uint_val(a, m->state));
+	put(&r, a, "lead", id_name(s, a, m->lead));
+	put(&r, a, "log", uint_val(a, m->nterms));
+	put(&r, a, "logTerm", uint_val(a, m->nterms ? m->terms[m->nterms - 1] : 0));
+	put(&r, a, "logTerms", terms_seq(a, m->terms + from, m->nterms - from));
+	if (from)
+		put(&r, a, "logTermsFrom", uint_val(a, from + 1));
+	return rec_done(&r, a);
+}
+
+/* The raft-state reads of a become/send/Step record. */
+static int take_raft_state(struct etcd_shape *s, struct member *m, struct collect_shape *cs)
+{
+	const __u64 *v = cs->ev->val;
+	uint32_t bad = cs->ev->err & ((1u << ER_NSTATE) - 1);
+	uint64_t last;
+
+	if (bad) {
+		snprintf(cs->err, sizeof(cs->err), "etcd: %s: a raft state read faulted (mask %#x): wrong offsets for this build?",
+			 cs->node, (unsigned)bad);
+		return -EPROTO;
+	}
+	m->id = v[ER_ID];
+	m->term = v[ER_TERM];
+	m->vote = v[ER_VOTE];
+	m->state = v[ER_STATE];
+	m->lead = v[ER_LEAD];
+	m->commit = v[ER_COMMIT];
+	/* raftLog.lastIndex(): the unstable tail if any, else the storage's last entry. */
+	if (v[ER_UNSTABLE_LEN])
+		last = v[ER_UNSTABLE_OFFSET] + v[ER_UNSTABLE_LEN] - 1;
+	else
+		last = v[ER_STORAGE_FIRST] + v[ER_STORAGE_LEN] - 1;
+	if (last < m->nterms) /* came back (restart) without entries it had not persisted */
+		s->st.restarts_cut += m->nterms - last;
+	return log_resize(s, m, (size_t)last, true);
+}
+
+static bool is_local(uint64_t type)
+{
+	switch (type) {
+	case 0: case 1: case 10: case 11: case 12: /* Hup, Beat, Unreachable, SnapStatus, CheckQuorum */
+		return true;
+	}
+	return false;
+}
+
+/* Handled by Step without coming from another member: the local types, and proposals or
+ * read-index requests from this member itself (node.run sets From to the member's id). */
+static bool is_local_step(const struct collect_shape *cs, const struct member *m)
+{
+	uint64_t type = cs->ev->val[EM_TYPE], from = cs->ev->val[EM_FROM];
+	if (is_local(type))
+		return true;
+	return (type == 2 || type == 15) && (from == 0 || from == m->id);
+}
+
+static const char *event_kind(uint64_t type, bool send)
+{
+	switch (type) {
+	case 3: case 8: case 7: /* MsgApp, MsgHeartbeat, MsgSnap */
+		return send ? "SendAppendEntriesRequest" : "ReceiveAppendEntriesRequest";
+	case 4: case 9:
+		return send ? "SendAppendEntriesResponse" : "ReceiveAppendEntriesResponse";
+	case 5: case 17:
+		return send ? "SendRequestVoteRequest" : "ReceiveRequestVoteRequest";
+	case 6: case 18:
+		return send ? "SendRequestVoteResponse" : "ReceiveRequestVoteResponse";
+	}
+	return send ? "SendMessage" : "ReceiveMessage";
+}
+
+static const char *step_kind(uint64_t type)
+{
+	static const char *const k[] = { "StepHup", "StepBeat", "StepProp", NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+					 "StepUnreachable", "StepSnapStatus", "StepCheckQuorum", "StepTransferLeader",
+					 NULL, "StepReadIndex" };
+	return type < sizeof(k) / sizeof(*k) && k[type] ? k[type] : "StepMessage";
+}
+
+/* The message of a send or Step record (ev): *out filled, its strings and fields in a.
+ * *unknown_terms is set when some entry's term could not be read. */
+static int message(struct etcd_shape *s, struct member *m, const struct uprobe_event *ev, size_t size,
+		   bool send, struct spt_arena *a, struct spt_msg *out, bool *unknown_terms)
+{
+	const __u64 *v = ev->val;
+	uint64_t type = v[EM_TYPE], term = v[EM_TERM], nent = v[EM_NENTRIES], tail[UPROBE_MAX_BLOCK / 8];
+	const char *tname = etcd_msg_type_name(type);
+	bool vote_type = type == 5 || type == 6 || type == 17 || type == 18;
+	struct rec f = { .n = 0 };
+	size_t k;
+
+	if (ev->err & ((1u << EM_TYPE) | (1u << EM_TERM) | (1u << EM_NENTRIES)))
+		return -EPROTO;
+	/* send() itself sets From, and Term for all but votes, proposals and read-index requests:
+	 * the entry probe sees the message before that. */
+	if (send && !vote_type && type != 2 && type != 15 && term == 0)
+		term = m->term;
+	put(&f, a, "term", uint_val(a, term));
+	put(&f, a, "entries", uint_val(a, nent));
+	put(&f, a, "logTerm", uint_val(a, v[EM_LOGTERM]));
+	put(&f, a, "index", uint_val(a, v[EM_INDEX]));
+	put(&f, a, "commit", uint_val(a, v[EM_COMMIT]));
+	put(&f, a, "reject", spt_bool(a, v[EM_REJECT] != 0));
+	put(&f, a, "rejectHint", uint_val(a, v[EM_REJECT_HINT]));
+	if (nent && nent <= 1u << 20) {
+		uint64_t *t = spt_arena_alloc(a, nent * sizeof(*t)), unknown = 0;
+		if (!t)
+			return -ENOMEM;
+		block_u64(ev, size, EM_ENTRY_TERMS, tail, &k);
+		if (ev->err & ((1u << EM_ENTRY0_TERM) | (1u << EM_ENTRY_TERMS)))
+			unknown = nent;
+		else
+			fill_terms(t, nent, v[EM_ENTRY0_TERM], tail, k, &unknown);
+		if (!unknown)
+			put(&f, a, "entryTerms", terms_seq(a, t, nent));
+		else
+			*unknown_terms = true;
+	} else if (!nent) {
+		put(&f, a, "entryTerms", spt_seq(a, NULL, 0));
+	}
+	out->dir = send ? SPT_MSG_SEND : SPT_MSG_RECV;
+	out->type = tname ? tname : "MsgUnknown";
+	spt_val *from = send ? spt_cstr(a, m->name) : id_name(s, a, v[EM_FROM]);
+	spt_val *to = id_name(s, a, v[EM_TO]);
+	if (!from || !to || !(out->fields = rec_done(&f, a)))
+		return -ENOMEM;
+	out->from = from->u.s;
+	out->to = to->u.s;
+	return 0;
+}
+
+/* The message a step handles, as one record: type, from, to and its fields. */
+static spt_val *step_message(struct etcd_shape *s, struct member *m, struct spt_arena *a)
+{
+	const struct uprobe_event *ev = &m->step_rec.ev;
+	struct spt_msg msg;
+	struct rec r = { .n = 0 };
+	bool unknown = false;
+
+	if (message(s, m, ev, ev->size, false, a, &msg, &unknown))
+		return NULL;
+	put(&r, a, "type", spt_cstr(a, msg.type));
+	put(&r, a, "from", spt_cstr(a, msg.from));
+	put(&r, a, "to", spt_cstr(a, msg.to));
+	for (uint32_t i = 0; msg.fields && i < msg.fields->n; i++) {
+		uint32_t j = msg.fields->u.fn.order ? msg.fields->u.fn.order[i] : i;
+		put(&r, a, msg.fields->u.fn.keys[j]->u.s, msg.fields->u.fn.vals[j]);
+	}
+	return rec_done(&r, a);
+}
+
+/* Args of a local Step: the message's type and the fields that mean something locally. */
+static void local_args(struct collect_shape *cs, struct rec *args)
+{
+	const char *t = etcd_msg_type_name(cs->ev->val[EM_TYPE]);
+	put(args, cs->arena, "type", spt_cstr(cs->arena, t ? t : "MsgUnknown"));
+	put(args, cs->arena, "entries", uint_val(cs->arena, cs->ev->val[EM_NENTRIES]));
+}
+
+static int append(struct etcd_shape *s, struct member *m, struct collect_shape *cs, struct rec *args)
+{
+	const __u64 *v = cs->ev->val;
+	uint64_t count = v[EA_COUNT], first = v[EA_FIRST_INDEX], tail[UPROBE_MAX_BLOCK / 8];
+	size_t k;
+	int r;
+
+	if (!count)
+		return 1;
+	if (cs->ev->err & ((1u << EA_FIRST_INDEX) | (1u << EA_FIRST_TERM) | (1u << EA_TERMS)) || first == 0 ||
+	    count > 1u << 24) {
+		snprintf(cs->err, sizeof(cs->err), "etcd: %s: reading appended entries failed (count %" PRIu64 ", first index %" PRIu64 ")",
+			 cs->node, count, first);
+		return -EPROTO;
+	}
+	/* truncateAndAppend: the log keeps entries before first, then the new ones. */
+	if (m->nterms > first - 1)
+		m->nterms = (size_t)(first - 1);
+	else if ((r = log_resize(s, m, (size_t)(first - 1), true)))
+		return r;
+	size_t at = m->nterms;
+	if ((r = log_resize(s, m, at + (size_t)count, false)))
+		return r;
+	block_u64(cs->ev, cs->size, EA_TERMS, tail, &k);
+	fill_terms(m->terms + at, (size_t)count, v[EA_FIRST_TERM], tail, k, &s->st.unknown_terms);
+	if (m->state != 2) /* a follower's append is part of the receive that follows */
+		return 1;
+	const uint8_t *data = uprobe_event_block(cs->ev, cs->size, EA_DATA);
+	size_t dlen = v[EA_DATA_LEN] < UPROBE_MAX_BLOCK ? (size_t)v[EA_DATA_LEN] : UPROBE_MAX_BLOCK;
+	char hex[2 * UPROBE_MAX_BLOCK + 1] = "";
+	if (!data || (cs->ev->err & (1u << EA_DATA)))
+		dlen = 0;
+	for (size_t i = 0; i < dlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", data[i]);
+	put(args, cs->arena, "index", uint_val(cs->arena, first));
+	put(args, cs->arena, "entries", uint_val(cs->arena, count));
+	put(args, cs->arena, "dataLen", uint_val(cs->arena, v[EA_DATA_LEN]));
+	put(args, cs->arena, "data", spt_cstr(cs->arena, hex));
+	cs->kind = "Replicate";
+	return 0;
+}
+
+int etcd_shape_event(void *ctx, struct collect_shape *cs)
+{
+	struct etcd_shape *s = ctx;
+	struct member *m = member_of(s, cs->node);
+	bool unknown_msg_terms = false;
+	struct rec args = { .n = 0 };
+	bool step_end = false;
+	int r = 0;
+
+	if (!m)
+		return -ENOMEM;
+	if (cs->probe_id >= 10 && cs->probe_id <= 90 && cs->probe_id % 10 == 0)
+		s->st.probes_seen[cs->probe_id / 10 - 1]++;
+	cs->args = cs->state = cs->meta = NULL;
+	cs->msg = NULL;
+	switch (cs->probe_id) {
+	case ETCD_P_STEP_BEGIN: {
+		const char *t = etcd_msg_type_name(cs->ev->val[EM_TYPE]);
+		if (m->step_depth++ == 0) {
+			m->step_type = t ? t : "MsgUnknown";
+			m->step_begun = false;
+			memcpy(&m->step_rec, cs->ev, cs->size < sizeof(m->step_rec) ? cs->size : sizeof(m->step_rec));
+		}
+		return 1;
+	}
+	case ETCD_P_APPEND:
+		r = append(s, m, cs, &args);
+		break;
+	case ETCD_P_COMMIT_TO: {
+		uint64_t to = cs->ev->val[EC_TO];
+		if (to <= m->commit && !(cs->ev->err & (1u << EC_OLD)) && to <= cs->ev->val[EC_OLD])
+			return 1; /* commitTo only raises the index */
+		m->commit = to;
+		put(&args, cs->arena, "tocommit", uint_val(cs->arena, to));
+		cs->kind = "Commit";
+		break;
+	}
+	case ETCD_P_SEND:
+	case ETCD_P_STEP:
+		if ((r = take_raft_state(s, m, cs)))
+			break;
+		step_end = cs->probe_id == ETCD_P_STEP;
+		if (step_end && is_local_step(cs, m)) {
+			cs->kind = step_kind(cs->ev->val[EM_TYPE]);
+			local_args(cs, &args);
+			break;
+		}
+		cs->kind = event_kind(cs->ev->val[EM_TYPE], cs->probe_id == ETCD_P_SEND);
+		r = message(s, m, cs->ev, cs->size, cs->probe_id == ETCD_P_SEND, cs->arena, &cs->msg_buf,
+			    &unknown_msg_terms);
+		if (r == -EPROTO)
+			snprintf(cs->err, sizeof(cs->err), "etcd: %s: a message read faulted: wrong offsets for this build?",
+				 cs->node);
+		if (!r)
+			cs->msg = &cs->msg_buf;
+		break;
+	default: /* become* */
+		r = take_raft_state(s, m, cs);
+		break;
+	}
+	if (r)
+		return r; /* 1: internal, nothing to write */
+	/* Which Step call the event belongs to: the first event of one opens it. */
+	if (m->step_depth) {
+		put(&args, cs->arena, "step", spt_cstr(cs->arena, m->step_type));
+		if (!m->step_begun) {
+			put(&args, cs->arena, "stepBegin", spt_bool(cs->arena, true));
+			put(&args, cs->arena, "stepMsg", step_message(s, m, cs->arena));
+		}
+		m->step_begun = true;
+		if (step_end)
+			m->step_depth--;
+	}
+	if (args.n && !(cs->args = rec_done(&args, cs->arena)))
+		return -ENOMEM;
+	if (!(cs->state = state_rec(s, m, cs->arena)))
+		return -ENOMEM;
+	size_t unknown = 0;
+	for (size_t i = 0; i < m->nterms; i++)
+		unknown += m->terms[i] == 0;
+	if (unknown || unknown_msg_terms) {
+		struct rec mt = { .n = 0 };
+		if (unknown)
+			put(&mt, cs->arena, "logTermsUnknown", uint_val(cs->arena, unknown));
+		if (unknown_msg_terms)
+			put(&mt, cs->arena, "entryTermsUnknown", spt_bool(cs->arena, true));
+		if (!(cs->meta = rec_done(&mt, cs->arena)))
+			return -ENOMEM;
+	}
+	return 0;
+}

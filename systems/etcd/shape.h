@@ -1,0 +1,63 @@
+/*
+ * The etcd shaper: turns the raw reads of the etcd probe set (probes.h) into events in
+ * etcd-io/raft's trace vocabulary, each with the member's whole state after the step.
+ *
+ * It keeps, per member, the last raft state read and the log as a sequence of entry terms: the
+ * raft-state probes give term, vote, role, lead, commit and the last log index; every append
+ * (*raftLog).append gives the appended entries' first index, count, first term and last 8
+ * terms (terms never decrease along a raft log, so the middle of a longer append is known
+ * when its first and 8th-from-last terms agree; otherwise those terms are unknown, written as
+ * 0 and counted in the event's meta.logTermsUnknown). Member ids become node names as soon as
+ * a member's own probe reveals its id; an id never seen stays hex.
+ *
+ * Events:
+ *   BecomeFollower, BecomeCandidate, BecomePreCandidate, BecomeLeader   (post-state)
+ *   Send<X>       a message appended to the member's outbox by (*raft).send
+ *   Receive<X>    a message from another member, after (*raft).Step handled it
+ *       X: AppendEntriesRequest (MsgApp, MsgHeartbeat, MsgSnap), AppendEntriesResponse
+ *       (MsgAppResp, MsgHeartbeatResp), RequestVoteRequest (MsgVote, MsgPreVote),
+ *       RequestVoteResponse (MsgVoteResp, MsgPreVoteResp), Message (any other type)
+ *   Step<T>       a local message handled by Step (T = the type without "Msg": Hup, Beat,
+ *                 Prop, CheckQuorum, ReadIndex, Unreachable, SnapStatus, TransferLeader)
+ *   Replicate     the leader appended entries to its log (args index, entries, dataLen, data)
+ *   Commit        the commit index advanced (args tocommit)
+ *
+ * State record: id (member id, hex), term, vote, commit, role, lead, log (last index), logTerm
+ * (its term), logTerms (the entry terms, the last max_log_terms of them; logTermsFrom is the
+ * index of the first one held when the log is longer). vote/lead: node names, "0" for none.
+ * Message fields: term, entries (count), logTerm, index, commit, reject, rejectHint, and
+ * entryTerms when every entry's term is known.
+ */
+#ifndef SPECTAP_ETCD_SHAPE_H
+#define SPECTAP_ETCD_SHAPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect.h"
+
+struct etcd_shape;
+
+struct etcd_shape_stats {
+	uint64_t unknown_terms;  /* log entries whose term could not be read */
+	uint64_t restarts_cut;   /* log entries dropped because a member came back with a shorter log */
+	uint64_t probes_seen[9]; /* records per probe (index = probe id / 10 - 1), for the coverage check */
+};
+
+/* max_log_terms: 0 = 1000. */
+int etcd_shape_new(struct etcd_shape **out, size_t max_log_terms);
+void etcd_shape_free(struct etcd_shape *s);
+const struct etcd_shape_stats *etcd_shape_stats(const struct etcd_shape *s);
+
+/* A member's state after its last event, as the trace has it (ids raw). */
+struct etcd_member_view {
+	uint64_t id, term, vote, commit, lead, last_index;
+	const char *role;
+};
+/* 0 with *v filled, or -ENOENT when the node had no event. */
+int etcd_shape_member(const struct etcd_shape *s, const char *node, struct etcd_member_view *v);
+
+/* The collect_shape_fn: ctx is the struct etcd_shape. */
+int etcd_shape_event(void *ctx, struct collect_shape *cs);
+
+#endif
