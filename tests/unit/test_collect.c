@@ -510,6 +510,123 @@ cleanup:
 	rmdir(dir);
 }
 
+/* A shaper that makes val[0] == 1 a send n1 -> n2, val[0] == 2 the receive of it, val[0] == 3
+ * an internal record (not written), and val[0] == 9 a failure. */
+static int toy_shape(void *ctx, struct collect_shape *s)
+{
+	unsigned *calls = ctx;
+	(*calls)++;
+	switch (s->ev->val[0]) {
+	case 1:
+	case 2: {
+		static const char *const names[] = {"term"};
+		spt_val *v = spt_int(s->arena, (int64_t)s->ev->val[1]);
+		s->msg_buf = (struct spt_msg){ .dir = s->ev->val[0] == 1 ? SPT_MSG_SEND : SPT_MSG_RECV, .from = "n1",
+					       .to = "n2", .type = "Ping", .fields = spt_rec(s->arena, names, &v, 1) };
+		s->msg = &s->msg_buf;
+		s->kind = s->ev->val[0] == 1 ? "SendPing" : "ReceivePing";
+		s->state = NULL;
+		return 0;
+	}
+	case 3:
+		return 1;
+	case 9:
+		snprintf(s->err, sizeof(s->err), "toy: value 9 refused");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void test_shaper_messages_and_pids(void)
+{
+	static const struct collect_probe p = {
+		.probe_id = 7, .kind = "raw", .nfields = 2,
+		.fields = {{"x", COLLECT_ARGS, COLLECT_UINT}, {"y", COLLECT_SKIP, COLLECT_UINT}},
+	};
+	struct collect_table t = {&p, 1};
+	unsigned calls = 0;
+	struct collect_opts o = {.sz = sizeof(o), .window_ns = 1, .shape = toy_shape, .shape_ctx = &calls,
+				 .named_pids_only = true};
+	struct spt_writer_opts wo = {.sz = sizeof(wo)};
+	struct spt_header h = {.system = "toy"};
+	const struct spt_event *e;
+	struct spt_writer *w = NULL;
+	struct spt_reader *r = NULL;
+	struct collect *c = NULL;
+	char dir[] = "/tmp/test_collect.XXXXXX", path[64], err[300];
+	struct spt_diag d = {""};
+	struct uprobe_event ev;
+	uint64_t seq = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/s.spt", dir);
+	CHECKF(spt_writer_open(path, &h, &wo, &w, &d) == 0, "%s", d.msg);
+	if (!w)
+		goto cleanup;
+	CHECKF(collect_new(w, &t, NULL, &o, &c, err, sizeof(err)) == 0, "%s", err);
+	if (!c)
+		goto cleanup;
+	CHECK(collect_set_node(c, 100, "n1") == 0 && collect_set_node(c, 200, "n2") == 0);
+	/* n2 steps (lamport 1, 2), n1 sends twice (lamport 1, 2); n2 receives: the first send's
+	 * id, clock past max(2, 1) + 1; an internal record and a foreign pid's record are not
+	 * written; the second send stays unreceived. */
+	struct { int pid; uint64_t kind, term; } recs[] = {
+		{200, 0, 0}, {200, 0, 0}, {100, 1, 5}, {100, 1, 5}, {100, 3, 0}, {300, 1, 5}, {200, 2, 5},
+	};
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		ev = synth(0, seq++, 10 * (i + 1), recs[i].kind);
+		ev.pid = (uint32_t)recs[i].pid;
+		ev.val[1] = recs[i].term;
+		CHECK(collect_record(c, &ev, sizeof(ev)) == 0);
+	}
+	CHECKF(collect_finish(c, NULL) == 0, "%s", collect_error(c));
+	const struct collect_stats *st = collect_stats(c);
+	CHECK(calls == 6); /* the foreign record never reaches the shaper */
+	CHECK(st->events == 5 && st->internal == 1 && st->foreign == 1);
+	CHECK(st->sends == 2 && st->receives == 1 && st->paired == 1 && st->unpaired_receives == 0 &&
+	      st->unpaired_sends == 1);
+	CHECKF(spt_writer_close(w, &d) == 0, "%s", d.msg);
+	w = NULL;
+	CHECKF(spt_reader_open(path, &r, &d) == 0, "%s", d.msg);
+	if (!r)
+		goto cleanup;
+	static const char *const want_kind[] = {"raw", "raw", "SendPing", "SendPing", "ReceivePing"};
+	static const char *const want_node[] = {"n2", "n2", "n1", "n1", "n2"};
+	static const uint64_t want_lamport[] = {1, 2, 1, 2, 3}, want_id[] = {0, 0, 1, 2, 1};
+	for (size_t n = 0; spt_reader_next(r, &e) == 1; n++) {
+		CHECKF(n < 5, "event %zu too many", n);
+		if (n >= 5)
+			break;
+		CHECKF(!strcmp(e->kind, want_kind[n]) && !strcmp(e->node, want_node[n]) && e->lamport == want_lamport[n],
+		       "event %zu: %s %s lamport %llu", n, e->kind, e->node, (unsigned long long)e->lamport);
+		CHECKF((e->msg ? e->msg->id : 0) == want_id[n], "event %zu: message id %llu", n,
+		       (unsigned long long)(e->msg ? e->msg->id : 0));
+	}
+	spt_reader_close(r);
+	r = NULL;
+	/* A shaper failure stops the collector with the shaper's message. */
+	CHECKF(spt_writer_open(path, &h, &(struct spt_writer_opts){.sz = sizeof(wo), .overwrite = true}, &w, &d) == 0,
+	       "%s", d.msg);
+	collect_free(c);
+	c = NULL;
+	CHECKF(collect_new(w, &t, NULL, &o, &c, err, sizeof(err)) == 0, "%s", err);
+	if (!c)
+		goto cleanup;
+	CHECK(collect_set_node(c, 100, "n1") == 0);
+	ev = synth(0, 0, 10, 9);
+	ev.pid = 100;
+	CHECK(collect_record(c, &ev, sizeof(ev)) == 0);
+	CHECK(collect_finish(c, NULL) == -EPROTO);
+	CHECKF(strstr(collect_error(c), "toy: value 9 refused") != NULL, "%s", collect_error(c));
+cleanup:
+	spt_reader_close(r);
+	collect_free(c);
+	if (w)
+		spt_writer_abandon(w);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	struct uprobe_loader *l = NULL;
@@ -532,6 +649,7 @@ int main(int argc, char **argv)
 	RUN(test_collect_forced_loss);
 	RUN(test_bad_tables);
 	RUN(test_synthetic_order_and_gaps);
+	RUN(test_shaper_messages_and_pids);
 	if (skipped)
 		printf("test_collect: %lu skipped\n", skipped);
 	TEST_MAIN_END("test_collect");
