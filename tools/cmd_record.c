@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,18 +83,23 @@ static void name_node(void *ctx, unsigned member, int pid)
 }
 
 /* The default putload: tools/putload beside the running spectap (build/spectap ->
- * build/tools/putload). */
+ * build/tools/putload), or one directory up (the sanitized build/san/spectap). */
 static const char *default_putload(char *buf, size_t size)
 {
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	static const char *const rel[] = { "/tools/putload", "/../tools/putload" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return NULL;
-	buf[n] = 0;
-	char *slash = strrchr(buf, '/');
-	if (!slash || (size_t)(slash - buf) + sizeof("/tools/putload") > size)
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
 		return NULL;
-	strcpy(slash, "/tools/putload");
-	return access(buf, X_OK) == 0 ? buf : NULL;
+	*slash = 0;
+	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++)
+		if ((size_t)snprintf(buf, size, "%s%s", exe, rel[i]) < size && access(buf, X_OK) == 0)
+			return buf;
+	return NULL;
 }
 
 static int copy_file(const char *from, const char *to)
