@@ -26,6 +26,7 @@ for sc in initial-election steady-writes leader-kill follower-pause leader-resta
 		--acked "$T/$sc.acked" --json
 	check_eq "$sc: nothing lost" 0 "$(jq .lost "$T/$sc.json")"
 	check_eq "$sc: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/$sc.json")"
+	check_eq "$sc: no record came later than the reorder window" 0 "$(jq .late "$T/$sc.json")"
 	check_eq "$sc: end state of every live member as etcdctl reports it" true "$(jq .final_match "$T/$sc.json")"
 	check_eq "$sc: live members compared" "" "$(jq -r '.members[] | select(.live and (.etcdctl == null)) | .node' "$T/$sc.json")"
 	check_eq "$sc: no etcd left running" "" "$(pgrep -f "spectap-record" || true)"
