@@ -46,7 +46,7 @@ BENCH_BIN  := $(BUILD)/bench/bench_trace
 vpath %.c lib replay probes/go collector systems/etcd tools $(BUILD)/gen
 
 .PHONY: all deps test unit cli fuzz fuzz-smoke clang-check demo bench clean
-all: $(BUILD)/spectap $(BUILD)/tools/putload
+all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/libspectap_emit.a
 
 deps:
 	@sh scripts/deps.sh
@@ -151,6 +151,47 @@ $(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUS
 		-DPUTLOAD='"$(abspath $(BUILD))/tools/putload"' -o $@ $< \
 		$(CLUSTER_SRC) $(BUILD)/san/libspectap.a $(LIBS)
 
+# The emit API (include/spectap/emit.h): position-independent, for programs and agent .so files.
+EMIT_SRC   := $(wildcard probes/emit/*.c)
+EMIT_HDR   := include/spectap/emit.h $(wildcard probes/emit/*.h)
+EMIT_OBJ   := $(patsubst probes/emit/%.c,$(BUILD)/rel/emit/%.o,$(EMIT_SRC))
+EMIT_SOBJ  := $(patsubst probes/emit/%.c,$(BUILD)/san/emit/%.o,$(EMIT_SRC))
+EMIT_LIBS  := -llttng-ust -llttng-ust-common -ldl -lpthread
+LTTNG_LIBS := -llttng-ctl -lbabeltrace2
+
+$(EMIT_OBJ): $(BUILD)/rel/emit/%.o: probes/emit/%.c $(EMIT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -c $< -o $@
+$(EMIT_SOBJ): $(BUILD)/san/emit/%.o: probes/emit/%.c $(EMIT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -fPIC -c $< -o $@
+$(BUILD)/libspectap_emit.a: $(EMIT_OBJ)
+	ar rcs $@ $^
+$(BUILD)/san/libspectap_emit.a: $(EMIT_SOBJ)
+	ar rcs $@ $^
+
+# The programs the emit test traces: the library linked in, and used from a shared object.
+$(BUILD)/tests/emit_target: tests/targets/emit_target.c $(BUILD)/libspectap_emit.a $(EMIT_HDR)
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -Iinclude $(ALL_CFLAGS) -O2 -g -o $@ $< $(BUILD)/libspectap_emit.a $(EMIT_LIBS)
+$(BUILD)/tests/libspectap_emit_test.so: $(BUILD)/libspectap_emit.a
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ -Wl,--whole-archive $< -Wl,--no-whole-archive $(EMIT_LIBS)
+$(BUILD)/tests/emit_target_so: tests/targets/emit_target.c $(BUILD)/tests/libspectap_emit_test.so $(EMIT_HDR)
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -DEMIT_TARGET_SHARED -Iinclude $(ALL_CFLAGS) -O2 -g -o $@ $< \
+		-L$(BUILD)/tests -lspectap_emit_test -Wl,-rpath,'$$ORIGIN' -lpthread
+
+# The emit API through USDT (BPF) and a real LTTng session (as root).
+$(BUILD)/tests/test_emit: tests/unit/test_emit.c tests/unit/check.h collector/lttng_reader.c collector/lttng_reader.h \
+		$(BUILD)/san/libprobes.a $(BUILD)/san/libspectap_emit.a $(BUILD)/san/libspectap.a \
+		$(BUILD)/tests/emit_target $(BUILD)/tests/emit_target_so $(PROBE_HDR) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Icollector -Iprobes $(ALL_CFLAGS) -O1 $(SAN) \
+		-DEMIT_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/emit_target"' \
+		-o $@ $< collector/lttng_reader.c $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap_emit.a \
+		$(BUILD)/san/libspectap.a $(BPF_LIBS) $(LTTNG_LIBS) $(EMIT_LIBS) $(LIBS)
+
 $(BUILD)/tests/test_netns: tests/unit/test_netns.c tests/unit/check.h systems/etcd/netns.c \
 		systems/etcd/netns.h collector/supervise.c collector/supervise.h
 	@mkdir -p $(@D)
@@ -201,7 +242,7 @@ $(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL)
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(COLLECT_SRC) $(TOOL_SRC) $(GEN_C); do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(COLLECT_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c; do \
 		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 
