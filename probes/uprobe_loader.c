@@ -18,6 +18,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_common.h"
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
@@ -36,46 +38,12 @@ _Static_assert(UPROBE_MAX_READS <= 32, "err has one bit per read");
 struct uprobe_loader {
 	struct uprobe_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
+	struct bpfc_links links;
 	uprobe_event_fn fn; /* set during uprobe_drain */
 	void *fn_ctx;
 	int ncpus;
 	char err[512];
 };
-
-/* libbpf's own messages: warnings go to stderr only while loading (a verifier rejection is
- * worth seeing); elsewhere our messages say what failed. SPECTAP_LIBBPF_DEBUG=1 shows all. */
-static bool libbpf_loud;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	static int debug = -1;
-
-	if (debug < 0) {
-		const char *e = getenv("SPECTAP_LIBBPF_DEBUG");
-		debug = e && *e && strcmp(e, "0") != 0;
-	}
-	if (debug || (libbpf_loud && level == LIBBPF_WARN))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
-static void vformat(char *buf, size_t len, const char *fmt, va_list ap)
-{
-	if (buf && len)
-		vsnprintf(buf, len, fmt, ap);
-}
-
-static void format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void format(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vformat(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static int fail(struct uprobe_loader *l, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(struct uprobe_loader *l, int err, const char *fmt, ...)
@@ -83,16 +51,9 @@ static int fail(struct uprobe_loader *l, int err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vformat(l->err, sizeof(l->err), fmt, ap);
+	bpfc_vformat(l->err, sizeof(l->err), fmt, ap);
 	va_end(ap);
 	return err;
-}
-
-static const char *perm_hint(int err)
-{
-	return err == -EPERM || err == -EACCES
-		       ? " (BPF not permitted: run as root, or with CAP_BPF and CAP_PERFMON)"
-		       : "";
 }
 
 static int drain_sample(void *ctx, void *data, size_t size)
@@ -110,56 +71,51 @@ int uprobe_loader_open(struct uprobe_loader **out, const struct uprobe_loader_op
 {
 	struct uprobe_loader *l = NULL;
 	size_t rb_bytes = opts && opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES;
-	long page = sysconf(_SC_PAGESIZE);
 	int ret;
 
 	*out = NULL;
-	format(err, errlen, "%s", "");
-	libbpf_set_print(libbpf_print);
-	if (page <= 0 || rb_bytes < (size_t)page || rb_bytes % (size_t)page ||
-	    (rb_bytes & (rb_bytes - 1)) || rb_bytes > (1u << 30)) {
-		format(err, errlen, "uprobe loader: ring buffer size %zu is not a power of two multiple of the page size (%ld)",
-		       rb_bytes, page);
-		return -EINVAL;
-	}
+	bpfc_format(err, errlen, "%s", "");
+	bpfc_init_print();
+	if ((ret = bpfc_check_ringbuf(rb_bytes, "uprobe loader", err, errlen)))
+		return ret;
 	l = calloc(1, sizeof(*l));
 	if (!l) {
 		ret = -ENOMEM;
-		format(err, errlen, "uprobe loader: out of memory");
+		bpfc_format(err, errlen, "uprobe loader: out of memory");
 		goto cleanup;
 	}
 	l->skel = uprobe_bpf__open();
 	if (!l->skel) {
 		ret = -errno;
-		format(err, errlen, "uprobe loader: opening the BPF object failed: %s", strerror(-ret));
+		bpfc_format(err, errlen, "uprobe loader: opening the BPF object failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	ret = bpf_map__set_max_entries(l->skel->maps.events, (uint32_t)rb_bytes);
 	if (ret) {
-		format(err, errlen, "uprobe loader: setting the ring buffer size to %zu failed: %s", rb_bytes,
+		bpfc_format(err, errlen, "uprobe loader: setting the ring buffer size to %zu failed: %s", rb_bytes,
 		       strerror(-ret));
 		goto cleanup;
 	}
-	libbpf_loud = true;
+	bpfc_loud(true);
 	ret = uprobe_bpf__load(l->skel);
-	libbpf_loud = false;
+	bpfc_loud(false);
 	if (ret) {
 		if (ret > 0)
 			ret = -ret;
-		format(err, errlen, "uprobe loader: loading the BPF program and maps failed: %s%s", strerror(-ret),
-		       perm_hint(ret));
+		bpfc_format(err, errlen, "uprobe loader: loading the BPF program and maps failed: %s%s", strerror(-ret),
+		       bpfc_perm_hint(ret));
 		goto cleanup;
 	}
 	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), drain_sample, l, NULL);
 	if (!l->rb) {
 		ret = -errno;
-		format(err, errlen, "uprobe loader: opening the ring buffer failed: %s", strerror(-ret));
+		bpfc_format(err, errlen, "uprobe loader: opening the ring buffer failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0) {
 		ret = l->ncpus ? l->ncpus : -EINVAL;
-		format(err, errlen, "uprobe loader: counting the possible CPUs failed: %s", strerror(-ret));
+		bpfc_format(err, errlen, "uprobe loader: counting the possible CPUs failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	ret = 0;
@@ -176,9 +132,7 @@ void uprobe_loader_close(struct uprobe_loader *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->nlinks; i++)
-		bpf_link__destroy(l->links[i]);
-	free(l->links);
+	bpfc_links_free(&l->links);
 	ring_buffer__free(l->rb);
 	uprobe_bpf__destroy(l->skel);
 	free(l);
@@ -278,18 +232,18 @@ static Elf *elf_open(const char *path, int *fd, int *code, char *err, size_t err
 	*code = -ENOEXEC;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		format(err, errlen, "libelf: %s", elf_errmsg(-1));
+		bpfc_format(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return NULL;
 	}
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0) {
 		*code = -errno;
-		format(err, errlen, "%s: %s", path, strerror(errno));
+		bpfc_format(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	e = elf_begin(*fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
-		format(err, errlen, "%s: not an ELF file", path);
+		bpfc_format(err, errlen, "%s: not an ELF file", path);
 		if (e)
 			elf_end(e);
 		close(*fd);
@@ -359,15 +313,8 @@ int uprobe_attach(struct uprobe_loader *l, const char *binary_path, uint64_t fil
 	ret = check_offset(l, binary_path, file_offset, probe_id);
 	if (ret)
 		return ret;
-	if (l->nlinks == l->caplinks) {
-		size_t cap = l->caplinks ? 2 * l->caplinks : 8;
-		struct bpf_link **links = realloc(l->links, cap * sizeof(*links));
-
-		if (!links)
-			return fail(l, -ENOMEM, "uprobe attach: probe %u: out of memory", probe_id);
-		l->links = links;
-		l->caplinks = cap;
-	}
+	if (bpfc_links_reserve(&l->links))
+		return fail(l, -ENOMEM, "uprobe attach: probe %u: out of memory", probe_id);
 	ret = bpf_map__lookup_elem(l->skel->maps.spec_map, &probe_id, sizeof(probe_id), &old, sizeof(old), 0);
 	if (ret == 0) {
 		if (memcmp(&old, &s, sizeof(s)) != 0)
@@ -377,7 +324,7 @@ int uprobe_attach(struct uprobe_loader *l, const char *binary_path, uint64_t fil
 					   BPF_NOEXIST);
 		if (ret) {
 			ret = fail(l, ret, "uprobe attach: probe %u: storing its spec failed: %s%s", probe_id,
-				   strerror(-ret), perm_hint(ret));
+				   strerror(-ret), bpfc_perm_hint(ret));
 			goto cleanup;
 		}
 		inserted = true;
@@ -389,10 +336,10 @@ int uprobe_attach(struct uprobe_loader *l, const char *binary_path, uint64_t fil
 	if (!link) {
 		ret = -errno;
 		ret = fail(l, ret ? ret : -EINVAL, "uprobe attach: probe %u at %s+0x%llx (pid %d) failed: %s%s",
-			   probe_id, binary_path, (unsigned long long)file_offset, pid, strerror(-ret), perm_hint(ret));
+			   probe_id, binary_path, (unsigned long long)file_offset, pid, strerror(-ret), bpfc_perm_hint(ret));
 		goto cleanup;
 	}
-	l->links[l->nlinks++] = link;
+	bpfc_links_add(&l->links, link);
 	ret = 0;
 cleanup:
 	if (ret && inserted)
@@ -427,7 +374,6 @@ const uint8_t *uprobe_event_block(const struct uprobe_event *ev, size_t size, un
 int uprobe_counters_per_cpu(struct uprobe_loader *l, struct uprobe_counters *out, size_t n)
 {
 	struct uprobe_counters *all;
-	uint32_t zero = 0;
 	int ret;
 
 	if (!l)
@@ -435,8 +381,7 @@ int uprobe_counters_per_cpu(struct uprobe_loader *l, struct uprobe_counters *out
 	all = calloc((size_t)l->ncpus, sizeof(*all));
 	if (!all)
 		return fail(l, -ENOMEM, "uprobe counters: out of memory");
-	ret = bpf_map__lookup_elem(l->skel->maps.counters, &zero, sizeof(zero), all,
-				   (size_t)l->ncpus * sizeof(*all), 0);
+	ret = bpfc_percpu_read(l->skel->maps.counters, all, sizeof(*all), l->ncpus);
 	if (ret) {
 		ret = fail(l, ret, "uprobe counters: reading the per-CPU counters failed: %s", strerror(-ret));
 		goto cleanup;
@@ -479,16 +424,16 @@ int uprobe_symbol_offset(const char *path, const char *symbol, uint64_t *file_of
 	Elf *e;
 
 	*file_offset = 0;
-	format(err, errlen, "%s", "");
+	bpfc_format(err, errlen, "%s", "");
 	if (!path || !symbol) {
-		format(err, errlen, "uprobe_symbol_offset: no path or no symbol");
+		bpfc_format(err, errlen, "uprobe_symbol_offset: no path or no symbol");
 		return -EINVAL;
 	}
 	e = elf_open(path, &fd, &ret, err, errlen);
 	if (!e)
 		return ret;
 	if (elf_getshdrstrndx(e, &shstrndx) || elf_getphdrnum(e, &nph)) {
-		format(err, errlen, "%s: broken ELF headers: %s", path, elf_errmsg(-1));
+		bpfc_format(err, errlen, "%s: broken ELF headers: %s", path, elf_errmsg(-1));
 		ret = -ENOEXEC;
 		goto cleanup;
 	}
@@ -523,7 +468,7 @@ int uprobe_symbol_offset(const char *path, const char *symbol, uint64_t *file_of
 		}
 	}
 	if (!found) {
-		format(err, errlen, "%s: no function symbol %s", path, symbol);
+		bpfc_format(err, errlen, "%s: no function symbol %s", path, symbol);
 		ret = -ENOENT;
 		goto cleanup;
 	}
@@ -538,7 +483,7 @@ int uprobe_symbol_offset(const char *path, const char *symbol, uint64_t *file_of
 			goto cleanup;
 		}
 	}
-	format(err, errlen, "%s: function %s at 0x%llx is in no loadable segment", path, symbol,
+	bpfc_format(err, errlen, "%s: function %s at 0x%llx is in no loadable segment", path, symbol,
 	       (unsigned long long)value);
 	ret = -ENOEXEC;
 cleanup:

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "spectap/emit.h"
+#include "bpf_common.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
@@ -36,42 +37,12 @@ _Static_assert(USDT_MAX_DATA == SPT_EMIT_MAX, "the collector takes every record 
 struct usdt_loader {
 	struct usdt_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link **links;
-	size_t nlinks, caplinks;
+	struct bpfc_links links;
 	usdt_record_fn fn; /* set during usdt_drain */
 	void *fn_ctx;
 	int ncpus;
 	char err[512];
 };
-
-/* libbpf's own messages go to stderr only while loading (a verifier rejection is worth seeing);
- * elsewhere our messages say what failed. SPECTAP_LIBBPF_DEBUG=1 shows all. */
-static bool libbpf_loud;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	static int debug = -1;
-
-	if (debug < 0) {
-		const char *e = getenv("SPECTAP_LIBBPF_DEBUG");
-		debug = e && *e && strcmp(e, "0") != 0;
-	}
-	if (debug || (libbpf_loud && level == LIBBPF_WARN))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
-static void format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void format(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static int fail(struct usdt_loader *l, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(struct usdt_loader *l, int err, const char *fmt, ...)
@@ -79,16 +50,9 @@ static int fail(struct usdt_loader *l, int err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(l->err, sizeof(l->err), fmt, ap);
+	bpfc_vformat(l->err, sizeof(l->err), fmt, ap);
 	va_end(ap);
 	return err;
-}
-
-static const char *perm_hint(int err)
-{
-	return err == -EPERM || err == -EACCES
-		       ? " (BPF not permitted: run as root, or with CAP_BPF and CAP_PERFMON)"
-		       : "";
 }
 
 static int drain_sample(void *ctx, void *data, size_t size)
@@ -113,56 +77,50 @@ int usdt_loader_open(struct usdt_loader **out, const struct usdt_loader_opts *op
 {
 	struct usdt_loader *l = NULL;
 	size_t rb_bytes = opts && opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES;
-	long page = sysconf(_SC_PAGESIZE);
 	int ret;
 
 	*out = NULL;
-	format(err, errlen, "%s", "");
-	libbpf_set_print(libbpf_print);
-	if (page <= 0 || rb_bytes < (size_t)page || rb_bytes % (size_t)page ||
-	    (rb_bytes & (rb_bytes - 1)) || rb_bytes > (1u << 30)) {
-		format(err, errlen,
-		       "usdt loader: ring buffer size %zu is not a power of two multiple of the page size (%ld), at most 1 GiB",
-		       rb_bytes, page);
-		return -EINVAL;
-	}
+	bpfc_format(err, errlen, "%s", "");
+	bpfc_init_print();
+	if ((ret = bpfc_check_ringbuf(rb_bytes, "usdt loader", err, errlen)))
+		return ret;
 	l = calloc(1, sizeof(*l));
 	if (!l) {
-		format(err, errlen, "usdt loader: out of memory");
+		bpfc_format(err, errlen, "usdt loader: out of memory");
 		return -ENOMEM;
 	}
 	l->skel = usdt_bpf__open();
 	if (!l->skel) {
 		ret = -errno;
-		format(err, errlen, "usdt loader: opening the BPF object failed: %s", strerror(-ret));
+		bpfc_format(err, errlen, "usdt loader: opening the BPF object failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	ret = bpf_map__set_max_entries(l->skel->maps.events, (uint32_t)rb_bytes);
 	if (ret) {
-		format(err, errlen, "usdt loader: setting the ring buffer size to %zu failed: %s", rb_bytes,
+		bpfc_format(err, errlen, "usdt loader: setting the ring buffer size to %zu failed: %s", rb_bytes,
 		       strerror(-ret));
 		goto cleanup;
 	}
-	libbpf_loud = true;
+	bpfc_loud(true);
 	ret = usdt_bpf__load(l->skel);
-	libbpf_loud = false;
+	bpfc_loud(false);
 	if (ret) {
 		if (ret > 0)
 			ret = -ret;
-		format(err, errlen, "usdt loader: loading the BPF program and maps failed: %s%s", strerror(-ret),
-		       perm_hint(ret));
+		bpfc_format(err, errlen, "usdt loader: loading the BPF program and maps failed: %s%s", strerror(-ret),
+		       bpfc_perm_hint(ret));
 		goto cleanup;
 	}
 	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), drain_sample, l, NULL);
 	if (!l->rb) {
 		ret = -errno;
-		format(err, errlen, "usdt loader: opening the ring buffer failed: %s", strerror(-ret));
+		bpfc_format(err, errlen, "usdt loader: opening the ring buffer failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0) {
 		ret = l->ncpus ? l->ncpus : -EINVAL;
-		format(err, errlen, "usdt loader: counting the possible CPUs failed: %s", strerror(-ret));
+		bpfc_format(err, errlen, "usdt loader: counting the possible CPUs failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	ret = 0;
@@ -179,9 +137,7 @@ void usdt_loader_close(struct usdt_loader *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->nlinks; i++)
-		bpf_link__destroy(l->links[i]);
-	free(l->links);
+	bpfc_links_free(&l->links);
 	ring_buffer__free(l->rb);
 	usdt_bpf__destroy(l->skel);
 	free(l);
@@ -207,15 +163,8 @@ int usdt_attach(struct usdt_loader *l, const char *path, int pid)
 		return fail(l, -errno, "usdt attach: %s: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return fail(l, -EINVAL, "usdt attach: %s is not a regular file", path);
-	if (l->nlinks == l->caplinks) {
-		size_t cap = l->caplinks ? 2 * l->caplinks : 4;
-		struct bpf_link **links = realloc(l->links, cap * sizeof(*links));
-
-		if (!links)
-			return fail(l, -ENOMEM, "usdt attach: out of memory");
-		l->links = links;
-		l->caplinks = cap;
-	}
+	if (bpfc_links_reserve(&l->links))
+		return fail(l, -ENOMEM, "usdt attach: out of memory");
 	link = bpf_program__attach_usdt(l->skel->progs.spectap_usdt, pid < 0 ? -1 : pid, path, "spectap",
 					"event", NULL);
 	ret = link ? 0 : -errno;
@@ -227,9 +176,9 @@ int usdt_attach(struct usdt_loader *l, const char *path, int pid)
 				    "usdt attach: %s has no USDT probe spectap:event (does it link libspectap_emit.a?)",
 				    path);
 		return fail(l, ret, "usdt attach: spectap:event in %s (pid %d) failed: %s%s", path, pid,
-			    strerror(-ret), perm_hint(ret));
+			    strerror(-ret), bpfc_perm_hint(ret));
 	}
-	l->links[l->nlinks++] = link;
+	bpfc_links_add(&l->links, link);
 	return 0;
 }
 
@@ -253,7 +202,6 @@ int usdt_drain(struct usdt_loader *l, usdt_record_fn fn, void *ctx)
 int usdt_counters_per_cpu(struct usdt_loader *l, struct usdt_counters *out, size_t n)
 {
 	struct usdt_counters *all;
-	uint32_t zero = 0;
 	int ret;
 
 	if (!l)
@@ -261,8 +209,7 @@ int usdt_counters_per_cpu(struct usdt_loader *l, struct usdt_counters *out, size
 	all = calloc((size_t)l->ncpus, sizeof(*all));
 	if (!all)
 		return fail(l, -ENOMEM, "usdt counters: out of memory");
-	ret = bpf_map__lookup_elem(l->skel->maps.counters, &zero, sizeof(zero), all,
-				   (size_t)l->ncpus * sizeof(*all), 0);
+	ret = bpfc_percpu_read(l->skel->maps.counters, all, sizeof(*all), l->ncpus);
 	if (ret) {
 		ret = fail(l, ret, "usdt counters: reading the per-CPU counters failed: %s", strerror(-ret));
 		goto cleanup;

@@ -1,0 +1,42 @@
+/* What the loaders of spectap's BPF programs (uprobe_loader, usdt_loader) share: libbpf's
+ * messages, error text, the ring buffer size rule, attachment lists and per-CPU counters. */
+#ifndef SPECTAP_PROBES_BPF_COMMON_H
+#define SPECTAP_PROBES_BPF_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct bpf_link;
+struct bpf_map;
+
+/* libbpf's own messages go to stderr only while loading (bpfc_loud(true): a verifier rejection
+ * is worth seeing); elsewhere our messages say what failed. SPECTAP_LIBBPF_DEBUG=1 shows all. */
+void bpfc_init_print(void);
+void bpfc_loud(bool on);
+
+/* vsnprintf into buf when buf and len are set. */
+void bpfc_vformat(char *buf, size_t len, const char *fmt, va_list ap);
+void bpfc_format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* " (BPF not permitted: ...)" for -EPERM/-EACCES, else "". */
+const char *bpfc_perm_hint(int err);
+
+/* 0 when bytes is a power-of-two multiple of the page size, at most 1 GiB; else -EINVAL with
+ * a message naming who (e.g. "uprobe loader"). */
+int bpfc_check_ringbuf(size_t bytes, const char *who, char *err, size_t errlen);
+
+/* A growing list of attachments, destroyed together. */
+struct bpfc_links {
+	struct bpf_link **v;
+	size_t n, cap;
+};
+/* Room for one more (-ENOMEM), so that a successful attach can always be kept. */
+int bpfc_links_reserve(struct bpfc_links *l);
+void bpfc_links_add(struct bpfc_links *l, struct bpf_link *link); /* after bpfc_links_reserve */
+void bpfc_links_free(struct bpfc_links *l);
+
+/* Entry 0 of a per-CPU array map, for each of the ncpus possible CPUs, into out (ncpus values
+ * of value_size bytes). 0 or -errno. */
+int bpfc_percpu_read(const struct bpf_map *map, void *out, size_t value_size, int ncpus);
+
+#endif
