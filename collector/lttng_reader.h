@@ -32,7 +32,10 @@
  * Loss is never silent: stats.discarded_events (sum of the CTF discarded-events messages, which
  * babeltrace derives from the packet contexts' events_discarded counters) and
  * stats.channel_discarded (the session daemon's own count) are both reported; with a blocking
- * channel and a program allowed to block both are 0.
+ * channel and a program allowed to block both are 0. One exception, measured here: a program
+ * that was already running when the session started lost some of its first records, under CPU
+ * load, with neither count raised (lttng-ust still setting up its per-CPU buffers while the
+ * event already reads as enabled). Start the session before the traced program.
  *
  * All int returns: 0 or a count on success, -errno on failure, with a message saying what failed
  * on what (and what to do) in lttng_reader_error(). Needs root, or the tracing group.

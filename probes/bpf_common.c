@@ -25,7 +25,6 @@ static int print(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 
 void bpfc_init_print(void) { libbpf_set_print(print); }
-void bpfc_loud(bool on) { loud = on; }
 
 void bpfc_vformat(char *buf, size_t len, const char *fmt, va_list ap)
 {
@@ -87,4 +86,37 @@ int bpfc_percpu_read(const struct bpf_map *map, void *out, size_t value_size, in
 {
 	uint32_t zero = 0;
 	return bpf_map__lookup_elem(map, &zero, sizeof(zero), out, (size_t)ncpus * value_size, 0);
+}
+
+int bpfc_load(struct bpf_object_skeleton *skel, struct bpf_map *events, size_t rb_bytes,
+	      int (*fn)(void *ctx, void *data, size_t size), void *ctx, struct ring_buffer **rb, int *ncpus,
+	      const char *who, char *err, size_t errlen)
+{
+	int ret = bpf_map__set_max_entries(events, (uint32_t)rb_bytes);
+	if (ret) {
+		bpfc_format(err, errlen, "%s: setting the ring buffer size to %zu failed: %s", who, rb_bytes, strerror(-ret));
+		return ret;
+	}
+	loud = true;
+	ret = bpf_object__load_skeleton(skel);
+	loud = false;
+	if (ret) {
+		ret = ret > 0 ? -ret : ret;
+		bpfc_format(err, errlen, "%s: loading the BPF program and maps failed: %s%s", who, strerror(-ret),
+			    bpfc_perm_hint(ret));
+		return ret;
+	}
+	*rb = ring_buffer__new(bpf_map__fd(events), fn, ctx, NULL);
+	if (!*rb) {
+		ret = -errno;
+		bpfc_format(err, errlen, "%s: opening the ring buffer failed: %s", who, strerror(-ret));
+		return ret;
+	}
+	*ncpus = libbpf_num_possible_cpus();
+	if (*ncpus <= 0) {
+		ret = *ncpus ? *ncpus : -EINVAL;
+		bpfc_format(err, errlen, "%s: counting the possible CPUs failed: %s", who, strerror(-ret));
+		return ret;
+	}
+	return 0;
 }

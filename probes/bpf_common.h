@@ -9,11 +9,12 @@
 
 struct bpf_link;
 struct bpf_map;
+struct bpf_object_skeleton;
+struct ring_buffer;
 
-/* libbpf's own messages go to stderr only while loading (bpfc_loud(true): a verifier rejection
- * is worth seeing); elsewhere our messages say what failed. SPECTAP_LIBBPF_DEBUG=1 shows all. */
+/* libbpf's own messages go to stderr only while bpfc_load loads (a verifier rejection is worth
+ * seeing); elsewhere our messages say what failed. SPECTAP_LIBBPF_DEBUG=1 shows all. */
 void bpfc_init_print(void);
-void bpfc_loud(bool on);
 
 /* vsnprintf into buf when buf and len are set. */
 void bpfc_vformat(char *buf, size_t len, const char *fmt, va_list ap);
@@ -24,6 +25,13 @@ const char *bpfc_perm_hint(int err);
 /* 0 when bytes is a power-of-two multiple of the page size, at most 1 GiB; else -EINVAL with
  * a message naming who (e.g. "uprobe loader"). */
 int bpfc_check_ringbuf(size_t bytes, const char *who, char *err, size_t errlen);
+
+/* For an opened skeleton: sizes its ring buffer map events to rb_bytes, loads it (libbpf's
+ * warnings shown: a verifier rejection is worth seeing), opens the ring buffer with fn(ctx) per
+ * record and counts the possible CPUs. 0, or -errno with a message naming who. */
+int bpfc_load(struct bpf_object_skeleton *skel, struct bpf_map *events, size_t rb_bytes,
+	      int (*fn)(void *ctx, void *data, size_t size), void *ctx, struct ring_buffer **rb, int *ncpus,
+	      const char *who, char *err, size_t errlen);
 
 /* A growing list of attachments, destroyed together. */
 struct bpfc_links {

@@ -90,34 +90,10 @@ int uprobe_loader_open(struct uprobe_loader **out, const struct uprobe_loader_op
 		bpfc_format(err, errlen, "uprobe loader: opening the BPF object failed: %s", strerror(-ret));
 		goto cleanup;
 	}
-	ret = bpf_map__set_max_entries(l->skel->maps.events, (uint32_t)rb_bytes);
-	if (ret) {
-		bpfc_format(err, errlen, "uprobe loader: setting the ring buffer size to %zu failed: %s", rb_bytes,
-		       strerror(-ret));
+	ret = bpfc_load(l->skel->skeleton, l->skel->maps.events, rb_bytes, drain_sample, l, &l->rb, &l->ncpus,
+			"uprobe loader", err, errlen);
+	if (ret)
 		goto cleanup;
-	}
-	bpfc_loud(true);
-	ret = uprobe_bpf__load(l->skel);
-	bpfc_loud(false);
-	if (ret) {
-		if (ret > 0)
-			ret = -ret;
-		bpfc_format(err, errlen, "uprobe loader: loading the BPF program and maps failed: %s%s", strerror(-ret),
-		       bpfc_perm_hint(ret));
-		goto cleanup;
-	}
-	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), drain_sample, l, NULL);
-	if (!l->rb) {
-		ret = -errno;
-		bpfc_format(err, errlen, "uprobe loader: opening the ring buffer failed: %s", strerror(-ret));
-		goto cleanup;
-	}
-	l->ncpus = libbpf_num_possible_cpus();
-	if (l->ncpus <= 0) {
-		ret = l->ncpus ? l->ncpus : -EINVAL;
-		bpfc_format(err, errlen, "uprobe loader: counting the possible CPUs failed: %s", strerror(-ret));
-		goto cleanup;
-	}
 	ret = 0;
 cleanup:
 	if (ret) {
