@@ -41,7 +41,7 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
-BENCH_BIN  := $(BUILD)/bench/bench_trace
+BENCH_BIN  := $(BUILD)/bench/bench_trace $(BUILD)/bench/bench_etcd $(BUILD)/bench/hitloop
 
 vpath %.c lib replay probes/go collector systems/etcd tools $(BUILD)/gen
 
@@ -235,14 +235,14 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(GRAMMAR_OBJ) $(HEADERS)
 	$(CLANG) $(CPPFLAGS) -DSPEC_DIR='"$(CURDIR)/tests/replay/raft"' -std=c11 $(WARN) $(FUZZ_FLAGS) \
 		-fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(GRAMMAR_OBJ) $(LIBS)
 
-$(BENCH_BIN): bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
+$(BUILD)/bench/bench_trace: bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(BUILD)/libspectap.a $(LIBS)
 
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL)
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(COLLECT_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c; do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(COLLECT_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC); do \
 		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 
@@ -267,6 +267,21 @@ test: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) sh scripts/demo.sh
+
+# The cost of capturing etcd (issue 6): the capture chain of `spectap record etcd`, plain -O2.
+BENCH_ETCD_SRC := bench/bench_etcd.c bench/bench_capture.c bench/bench_etcd_puts.c bench/bench_etcd_hits.c
+$(BUILD)/bench/bench_etcd: $(BENCH_ETCD_SRC) bench/bench_etcd.h $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
+		$(BUILD)/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $(BENCH_ETCD_SRC) $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
+		$(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) -lcapstone
+
+# Its probe target: a Go program, built offline like putload.
+$(BUILD)/bench/hitloop: bench/go/hitloop/main.go
+	@mkdir -p $(@D)
+	cd bench/go/hitloop && GO111MODULE=off GOPROXY=off GOFLAGS= \
+		GOCACHE=$${GOCACHE:-$$( [ -n "$$HOME" ] && go env GOCACHE || echo /tmp/spectap-gocache)} \
+		go build -o $(abspath $@) .
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Runs build/bench/bench_trace 3 times (1,000,000 events each, one core) and prints the median
-# write and read throughput and the file size per event, against the targets.
+# write and read throughput and the file size per event, against the targets; then
+# build/bench/bench_etcd, the cost of capturing etcd (issue 6, about 2 minutes; needs root and
+# /usr/bin/etcd, skipped with a message otherwise, or with BENCH_ETCD=0).
 #	BUILD=build sh bench/run.sh [events]
 set -eu
 build=${BUILD:-build}
@@ -52,4 +54,18 @@ if [ -f "$corpus" ]; then
 		printf "  zstd -3     %8d bytes  %6.2f bytes/event  (.spt is %.0f%% of it; target <= 100%%)\n", z, z / n, 100 * s / z
 		printf "  NDJSON      %8d bytes  %6.2f bytes/event\n", r, r / n }'
 	rm -rf "$tmp"
+fi
+
+# The cost of capturing etcd with the probes (issue 6): put throughput off/on, ns per hit, events/s.
+if [ "${BENCH_ETCD:-1}" = 0 ]; then
+	echo "bench_etcd: skipped (BENCH_ETCD=0)"
+elif [ "$(id -u)" != 0 ]; then
+	echo "bench_etcd: skipped (needs root: eBPF uprobes)"
+elif [ ! -x /usr/bin/etcd ]; then
+	echo "bench_etcd: skipped (no /usr/bin/etcd: apt-get install etcd-server)"
+else
+	for b in bench/bench_etcd bench/hitloop tools/putload; do
+		[ -x "$build/$b" ] || { echo "bench: $build/$b not built (make bench)" >&2; exit 1; }
+	done
+	"$build/bench/bench_etcd" || { echo "bench: bench_etcd failed" >&2; exit 1; }
 fi

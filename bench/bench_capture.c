@@ -1,0 +1,136 @@
+/* A capture as `spectap record etcd` runs one (tools/cmd_record.c): the same loader options,
+ * writer, shaper, collector options and drain period, so that what the bench measures is what a
+ * recording costs. The trace goes to a temporary file, removed at the end. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench_etcd.h"
+#include "shape.h"
+
+struct capture {
+	struct uprobe_loader *l;
+	struct spt_writer *w;
+	struct etcd_shape *shape;
+	struct collect *col;
+	bool bg;
+	int sites;
+	char path[64];
+	double t0, cpu0;
+};
+
+static void capture_free(struct capture *c)
+{
+	if (c->bg)
+		collect_bg_stop(c->col);
+	collect_free(c->col);
+	etcd_shape_free(c->shape);
+	if (c->w)
+		spt_writer_abandon(c->w);
+	if (c->path[0])
+		unlink(c->path);
+	uprobe_loader_close(c->l);
+	free(c);
+}
+
+int capture_start(struct capture **out, const struct capture_cfg *cfg, char *err, size_t errlen)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	int rc;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	struct uprobe_loader_opts lo = { .ringbuf_bytes = BENCH_RINGBUF };
+	if ((rc = uprobe_loader_open(&c->l, &lo, err, errlen)))
+		goto fail;
+	if ((rc = c->sites = cfg->attach(cfg->ctx, c->l, err, errlen)) < 0)
+		goto fail;
+	snprintf(c->path, sizeof(c->path), "/tmp/spectap-bench-XXXXXX");
+	int fd = mkstemp(c->path);
+	if (fd < 0) {
+		c->path[0] = 0;
+		rc = -errno;
+		snprintf(err, errlen, "cannot create a trace in /tmp: %s", strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	struct spt_header h = { .system = cfg->system, .nodes = cfg->nodes, .n_nodes = cfg->n_nodes,
+				.capture_method = "bpf", .scenario = "bench" };
+	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = true };
+	struct spt_diag d = { "" };
+	if ((rc = spt_writer_open(c->path, &h, &wo, &c->w, &d))) {
+		snprintf(err, errlen, "%s", d.msg);
+		goto fail;
+	}
+	if (cfg->etcd_shape && (rc = etcd_shape_new(&c->shape, cfg->log_terms))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = cfg->etcd_shape };
+	if (cfg->etcd_shape) {
+		co.shape = etcd_shape_event;
+		co.shape_ctx = c->shape;
+	}
+	if ((rc = collect_new(c->w, cfg->table, c->l, &co, &c->col, err, errlen)))
+		goto fail;
+	c->t0 = bench_now_s();
+	c->cpu0 = bench_cpu_s();
+	if (!cfg->defer_drain && (rc = collect_bg_start(c->col, 10))) {
+		snprintf(err, errlen, "%s", collect_error(c->col));
+		goto fail;
+	}
+	c->bg = !cfg->defer_drain;
+	*out = c;
+	return 0;
+fail:
+	capture_free(c);
+	return rc < 0 ? rc : -EIO;
+}
+
+int capture_name(struct capture *c, int pid, const char *node)
+{
+	return collect_set_node(c->col, pid, node);
+}
+
+int capture_stop(struct capture *c, struct capture_result *r, char *err, size_t errlen)
+{
+	uint64_t lost = 0;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = c->bg ? collect_bg_stop(c->col) : 0;
+	c->bg = false;
+	double t1 = bench_now_s(), tc1 = bench_thread_cpu_s();
+	if (rc < 0 || (rc = collect_drain(c->col)) < 0 ||
+	    (rc = collect_finish(c->col, &lost)) < 0) {
+		snprintf(err, errlen, "%s", collect_error(c->col));
+		capture_free(c);
+		return rc;
+	}
+	r->seconds = t1 - c->t0;
+	const struct collect_stats *st = collect_stats(c->col);
+	r->sites = c->sites;
+	r->records = st->records;
+	r->events = st->events;
+	r->foreign = st->foreign;
+	r->lost = lost;
+	if (c->shape)
+		memcpy(r->probes_seen, etcd_shape_stats(c->shape)->probes_seen, sizeof(r->probes_seen));
+	struct spt_diag d = { "" };
+	rc = spt_writer_close(c->w, &d);
+	c->w = NULL;
+	if (rc)
+		snprintf(err, errlen, "%s", d.msg);
+	struct stat sb;
+	if (!rc && stat(c->path, &sb) == 0)
+		r->bytes = (uint64_t)sb.st_size;
+	r->drain_s = bench_now_s() - t1;
+	r->drain_cpu_s = bench_thread_cpu_s() - tc1;
+	r->cpu_s = bench_cpu_s() - c->cpu0;
+	capture_free(c);
+	return rc;
+}
