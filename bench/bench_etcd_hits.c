@@ -96,7 +96,7 @@ static const struct collect_table *step_table(void)
 	return &t;
 }
 
-enum site { NONE, ENTRY, RET };
+enum site { NONE, ENTRY, RET, BRANCH };
 
 struct hit_attach {
 	const char *path;
@@ -127,6 +127,12 @@ static int attach_step(void *ctx, struct uprobe_loader *l, char *err, size_t err
 		step_spec(&spec, UPROBE_SRC_RAX, 0, a->full);
 		snprintf(a->kind, sizeof(a->kind), "%s (%s)", gobin_site_kind_name(st.entry_kind), st.entry_mnemonic);
 		if (!(rc = uprobe_attach(l, a->path, st.entry_off, 1, &spec, -1)))
+			n = 1;
+	} else if (a->site == BRANCH) {
+		step_spec(&spec, UPROBE_SRC_RAX, 0, a->full);
+		snprintf(a->kind, sizeof(a->kind), "%s (jbe)", gobin_site_kind_name(GOBIN_SITE_BRANCH));
+		rc = st.entry_branch_off ? uprobe_attach(l, a->path, st.entry_branch_off, 1, &spec, -1) : -ENOENT;
+		if (!rc)
 			n = 1;
 	} else {
 		uint8_t op = 0;
@@ -180,7 +186,7 @@ static int hitloop(const struct bench_opts *o, struct hit_attach *a, const char 
 	return rc ? rc : src;
 }
 
-#define HIT_CFGS 4
+#define HIT_CFGS 5
 #define HIT_ROUNDS 3
 
 int bench_hits(const struct bench_opts *o, struct hits_summary *s)
@@ -194,6 +200,7 @@ int bench_hits(const struct bench_opts *o, struct hits_summary *s)
 		{ "entry, full record", ENTRY, true },
 		{ "every RET, full record", RET, true },
 		{ "entry, compact record", ENTRY, false },
+		{ "stack-check jbe, full", BRANCH, true },
 	};
 	/* ns per call, on the thread's CPU time (what a hit costs the probed thread, not inflated by
 	 * the other work on a busy machine) and on the wall clock (what the loop saw) */

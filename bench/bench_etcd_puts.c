@@ -133,7 +133,7 @@ static int one_run(struct etcd_cluster *cl, const struct bench_opts *o, bool on,
 		for (unsigned i = 0; i < cl->n; i++)
 			capture_name(cap, etcd_cluster_pid(cl, i), names[i]);
 	}
-	r->others = others(cl, o->etcd, on ? a.sites.entry + a.sites.ret : 0);
+	r->others = others(cl, o->etcd, on ? a.sites.entry + a.sites.entry_branch + a.sites.ret : 0);
 	struct etcd_load_opts lo = { .count = o->puts, .concurrency = o->concurrency };
 	double cpu0 = members_cpu_s(cl);
 	rc = etcd_cluster_load(cl, o->putload, &lo, &r->load);
@@ -239,7 +239,7 @@ static void report(const struct bench_opts *o, const struct run *runs, size_t n,
 	for (size_t i = 0; i < n; i++)
 		if (runs[i].on) {
 			printf("  sites attached: %u entry, %u RET; record sizes: %zu (compact), %zu (full) bytes\n",
-			       runs[i].sites.entry, runs[i].sites.ret, sizeof(struct uprobe_event),
+			       runs[i].sites.entry + runs[i].sites.entry_branch, runs[i].sites.ret, sizeof(struct uprobe_event),
 			       sizeof(struct uprobe_event_full));
 			break;
 		}

@@ -233,7 +233,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		name_node(&ss, i, etcd_cluster_pid(&cl, i));
 	char msg[128];
 	snprintf(msg, sizeof(msg), "%u etcd members up%s, %d probe sites attached (%u entry, %u return)", o->nodes,
-		 co.netns ? " in network namespaces" : "", sites, ps.entry, ps.ret);
+		 co.netns ? " in network namespaces" : "", sites, ps.entry + ps.entry_branch, ps.ret);
 	progress(&ss, msg);
 
 	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->seed, .phase = progress,
@@ -273,9 +273,9 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_json_str(stdout, o->out);
 		printf(",\"scenario\":\"%s\",\"seed\":%" PRIu64 ",\"events\":%" PRIu64 ",\"lost\":%" PRIu64
 		       ",\"sends\":%" PRIu64 ",\"receives\":%" PRIu64 ",\"paired\":%" PRIu64 ",\"unpaired_receives\":%" PRIu64
-		       ",\"unpaired_sends\":%" PRIu64 ",\"foreign\":%" PRIu64 ",\"late\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"ret\":%u},\"probe_hits\":{",
+		       ",\"unpaired_sends\":%" PRIu64 ",\"foreign\":%" PRIu64 ",\"late\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"entry_branch\":%u,\"ret\":%u},\"probe_hits\":{",
 		       o->scenario, o->seed, st->events, lost, st->sends, st->receives, st->paired, st->unpaired_receives,
-		       st->unpaired_sends, st->foreign, st->late, ps.entry, ps.ret);
+		       st->unpaired_sends, st->foreign, st->late, ps.entry, ps.entry_branch, ps.ret);
 		const struct etcd_shape_stats *es = etcd_shape_stats(shape);
 		for (unsigned k = 0; k < 9; k++)
 			printf("%s\"%u\":%" PRIu64, k ? "," : "", (k + 1) * 10, es->probes_seen[k]);

@@ -99,6 +99,7 @@ enum gobin_site_kind {
 	GOBIN_SITE_NOP5,     /* 5-byte nop: the kernel turns the probe into a trampoline call */
 	GOBIN_SITE_NOP1,     /* 1-byte nop (as USDT emits) */
 	GOBIN_SITE_PUSH_RBP, /* push %rbp: emulated */
+	GOBIN_SITE_BRANCH,   /* a conditional jump: emulated, not single-stepped */
 	GOBIN_SITE_OTHER,    /* anything else: single-stepped out of line (expensive) */
 };
 const char *gobin_site_kind_name(enum gobin_site_kind k);
@@ -112,6 +113,13 @@ struct gobin_sites {
 	char entry_mnemonic[32]; /* capstone's mnemonic, e.g. "lea", "cmp", "push" */
 	char entry_text[200];    /* mnemonic and operands, e.g. "cmp rsp, qword ptr [r14 + 0x10]" */
 	unsigned entry_len;      /* bytes of the first instruction */
+	/* The branch of Go's stack-bound check (`cmp rsp|r12, [r14+16]; jbe morestack`, with at
+	 * most a `lea r12, [rsp-N]` before), when the function starts with it: the arguments are
+	 * still where they are at the entry, and a conditional jump is emulated by the kernel
+	 * instead of single-stepped, so a probe there is an entry probe at a fraction of the cost.
+	 * 0 when the function does not start so. */
+	uint64_t entry_branch_va;
+	uint64_t entry_branch_off;
 	size_t nret;
 	uint64_t *ret_va;  /* nret virtual addresses, ascending */
 	uint64_t *ret_off; /* the same as file offsets: where to attach */

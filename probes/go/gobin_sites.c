@@ -18,6 +18,8 @@ const char *gobin_site_kind_name(enum gobin_site_kind k)
 		return "nop1";
 	case GOBIN_SITE_PUSH_RBP:
 		return "push_rbp";
+	case GOBIN_SITE_BRANCH:
+		return "branch";
 	case GOBIN_SITE_OTHER:
 		return "other";
 	}
@@ -35,6 +37,22 @@ static enum gobin_site_kind site_kind(const uint8_t *b, size_t len)
 	if (len == 1 && b[0] == 0x55)
 		return GOBIN_SITE_PUSH_RBP;
 	return GOBIN_SITE_OTHER;
+}
+
+/* Go's stack-bound check at the entry: instruction i (0-based) of the function. Only `lea r12,
+ * [rsp - N]` and `cmp rsp|r12, qword ptr [r14 + 0x10]` may come before the jbe: they leave every
+ * argument register and the stack as they were at the entry. Returns 1 at the jbe, 0 while the
+ * pattern may still come, -1 when it cannot. */
+static int stack_check_step(const cs_insn *insn, size_t i)
+{
+	if (i == 0 && insn->id == X86_INS_LEA && !strncmp(insn->op_str, "r12, [rsp - ", 12))
+		return 0;
+	if (i <= 1 && insn->id == X86_INS_CMP &&
+	    (!strcmp(insn->op_str, "rsp, qword ptr [r14 + 0x10]") || !strcmp(insn->op_str, "r12, qword ptr [r14 + 0x10]")))
+		return 0;
+	if (i >= 1 && i <= 2 && insn->id == X86_INS_JBE)
+		return 1;
+	return -1;
 }
 
 /* Appends one site to a pair of arrays (virtual address, file offset). */
@@ -64,6 +82,7 @@ int gobin_sites(const struct gobin *g, const struct gobin_func *f, struct gobin_
 	csh cs = 0;
 	cs_insn *insn = NULL;
 	size_t cap_ret = 0, cap_tail = 0;
+	int check = 0; /* stack_check_step's state */
 	memset(s, 0, sizeof(*s));
 	s->entry_va = f->entry;
 	s->entry_kind = GOBIN_SITE_OTHER;
@@ -99,6 +118,13 @@ int gobin_sites(const struct gobin *g, const struct gobin_func *f, struct gobin_
 			snprintf(s->entry_mnemonic, sizeof(s->entry_mnemonic), "%s", insn->mnemonic);
 			snprintf(s->entry_text, sizeof(s->entry_text), "%s%s%s", insn->mnemonic,
 				 insn->op_str[0] ? " " : "", insn->op_str);
+		}
+		if (check == 0) {
+			check = stack_check_step(insn, s->ninsn - 1);
+			if (check == 1) {
+				s->entry_branch_va = at;
+				s->entry_branch_off = f->file_off + (at - f->entry);
+			}
 		}
 		if (insn->id == X86_INS_INT3)
 			continue;

@@ -10,6 +10,10 @@
  *   (*raftLog).append             entry      the appended entries: first index, count, terms
  *   (*raftLog).commitTo           entry      the commit index asked for and the current one
  *
+ * Entry probes sit on the jbe of Go's stack check when the function starts with one (the
+ * arguments are still in place there, and the kernel emulates a conditional jump instead of
+ * single-stepping the first instruction).
+ *
  * What the reads mean is the shaper's business (shape.h): it keeps each member's state and
  * writes events in etcd-io/raft's trace vocabulary.
  */
@@ -58,7 +62,9 @@ const struct collect_table *etcd_probe_table(void);
 
 /* One line per probe site kind and function, for --json summaries and tests. */
 struct etcd_probe_sites {
-	unsigned entry, ret; /* sites attached by kind */
+	unsigned entry;        /* at a function's first instruction (single-stepped) */
+	unsigned entry_branch; /* entry probes at the stack check's jbe (emulated: cheaper) */
+	unsigned ret;          /* at RET instructions */
 };
 
 /*

@@ -20,6 +20,12 @@ struct member {
 	uint64_t term, vote, state, lead, commit;
 	uint64_t *terms; /* terms[i] = term of entry i + 1; 0 = unknown (entries have terms >= 1) */
 	size_t nterms, cap;
+	/* The logTerms value, rebuilt only when the log changed: most events (messages) leave it
+	 * as it was, and building a long sequence per event cost most of the collector's time. */
+	struct spt_arena log_arena;
+	spt_val *log_val;
+	size_t unknown; /* entries whose term is unknown, counted when log_val is rebuilt */
+	bool log_dirty;
 	unsigned step_depth;   /* inside (*raft).Step: entered, not yet returned */
 	const char *step_type; /* the message type it handles */
 	bool step_begun;       /* an event of this step was written */
@@ -52,6 +58,7 @@ void etcd_shape_free(struct etcd_shape *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->m[i].name);
 		free(s->m[i].terms);
+		spt_arena_fini(&s->m[i].log_arena);
 	}
 	free(s->m);
 	free(s);
@@ -89,6 +96,7 @@ static struct member *member_of(struct etcd_shape *s, const char *node)
 	memset(m, 0, sizeof(*m));
 	if (!(m->name = strdup(node)))
 		return NULL;
+	spt_arena_init(&m->log_arena);
 	s->n++;
 	return m;
 }
@@ -124,6 +132,8 @@ static int log_resize(struct etcd_shape *s, struct member *m, size_t n, bool cou
 		m->terms[i] = 0;
 		s->st.unknown_terms += count;
 	}
+	if (n != m->nterms)
+		m->log_dirty = true;
 	m->nterms = n;
 	return 0;
 }
@@ -217,7 +227,15 @@ static spt_val *state_rec(struct etcd_shape *s, struct member *m, struct spt_are
 	put(&r, a, "lead", id_name(s, a, m->lead));
 	put(&r, a, "log", uint_val(a, m->nterms));
 	put(&r, a, "logTerm", uint_val(a, m->nterms ? m->terms[m->nterms - 1] : 0));
-	put(&r, a, "logTerms", terms_seq(a, m->terms + from, m->nterms - from));
+	if (m->log_dirty || !m->log_val) {
+		spt_arena_reset(&m->log_arena);
+		m->log_val = terms_seq(&m->log_arena, m->terms + from, m->nterms - from);
+		m->unknown = 0;
+		for (size_t i = 0; i < m->nterms; i++)
+			m->unknown += m->terms[i] == 0;
+		m->log_dirty = false;
+	}
+	put(&r, a, "logTerms", m->log_val);
 	if (from)
 		put(&r, a, "logTermsFrom", uint_val(a, from + 1));
 	return rec_done(&r, a);
@@ -389,6 +407,7 @@ static int append(struct etcd_shape *s, struct member *m, struct collect_shape *
 		return -EPROTO;
 	}
 	/* truncateAndAppend: the log keeps entries before first, then the new ones. */
+	m->log_dirty = true;
 	if (m->nterms > first - 1)
 		m->nterms = (size_t)(first - 1);
 	else if ((r = log_resize(s, m, (size_t)(first - 1), true)))
@@ -492,9 +511,7 @@ int etcd_shape_event(void *ctx, struct collect_shape *cs)
 		return -ENOMEM;
 	if (!(cs->state = state_rec(s, m, cs->arena)))
 		return -ENOMEM;
-	size_t unknown = 0;
-	for (size_t i = 0; i < m->nterms; i++)
-		unknown += m->terms[i] == 0;
+	size_t unknown = m->unknown;
 	if (unknown || unknown_msg_terms) {
 		struct rec mt = { .n = 0 };
 		if (unknown)
