@@ -45,8 +45,8 @@ BENCH_BIN  := $(BUILD)/bench/bench_trace $(BUILD)/bench/bench_etcd $(BUILD)/benc
 
 vpath %.c lib replay probes/go collector systems/etcd tools $(BUILD)/gen
 
-.PHONY: all deps test unit cli fuzz fuzz-smoke clang-check demo bench clean
-all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/libspectap_emit.a
+.PHONY: all deps test unit cli fuzz fuzz-smoke clang-check zk-clang-check demo bench clean
+all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
 
 deps:
 	@sh scripts/deps.sh
@@ -192,6 +192,48 @@ $(BUILD)/tests/test_emit: tests/unit/test_emit.c tests/unit/check.h collector/lt
 		-o $@ $< collector/lttng_reader.c $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap_emit.a \
 		$(BUILD)/san/libspectap.a $(BPF_LIBS) $(LTTNG_LIBS) $(EMIT_LIBS) $(LIBS)
 
+# ZooKeeper (systems/zookeeper): the ensemble launcher and the JVMTI agent loaded into Debian's
+# JVM. The agent is position-independent and never sanitized (it runs inside the JVM); JNI and
+# JVMTI headers come from OpenJDK 17 (openjdk-17-jdk-headless). It links the emit library for
+# its default sink (spt_emit is a weak reference in the agent: -u pulls it from the archive).
+JAVA_INC      := /usr/lib/jvm/java-17-openjdk-amd64/include
+ZK_AGENT_LIBS := -Wl,-u,spt_emit -Wl,-u,spt_emit_enabled $(BUILD)/libspectap_emit.a $(EMIT_LIBS)
+ZK_AGENT      := $(BUILD)/libspectap_zk_agent.so
+ZK_AGENT_SRC  := $(wildcard systems/zookeeper/agent/*.c)
+ZK_AGENT_HDR  := $(wildcard systems/zookeeper/agent/*.h)
+ZK_PARTS_SRC  := systems/zookeeper/agent/classfile.c systems/zookeeper/agent/jsonw.c \
+		 systems/zookeeper/agent/sink.c systems/zookeeper/agent/hooks.c
+ZK_SRC        := systems/zookeeper/ensemble.c collector/supervise.c
+ZK_HDR        := systems/zookeeper/ensemble.h collector/supervise.h
+
+$(ZK_AGENT): $(ZK_AGENT_SRC) $(ZK_AGENT_HDR) $(EMIT_HDR) $(BUILD)/libspectap_emit.a
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -Iinclude -isystem $(JAVA_INC) -isystem $(JAVA_INC)/linux $(ALL_CFLAGS) \
+		-fPIC -shared -fvisibility=hidden -Wl,-z,defs -o $@ $(ZK_AGENT_SRC) $(ZK_AGENT_LIBS)
+
+$(BUILD)/tests/test_zk_ensemble: tests/unit/test_zk_ensemble.c tests/unit/check.h $(ZK_SRC) $(ZK_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isystems/zookeeper $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(ZK_SRC)
+
+$(BUILD)/tests/test_zk_agent: tests/unit/test_zk_agent.c tests/unit/check.h $(ZK_SRC) $(ZK_HDR) \
+		$(ZK_AGENT) $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(PROBE_HDR) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isystems/zookeeper $(ALL_CFLAGS) -O1 $(SAN) \
+		-DZK_AGENT='"$(abspath $(ZK_AGENT))"' -o $@ $< $(ZK_SRC) $(BUILD)/san/libprobes.a \
+		$(BUILD)/san/libspectap.a $(BPF_LIBS) $(LIBS)
+
+$(BUILD)/tests/test_zk_agent_parts: tests/unit/test_zk_agent_parts.c tests/unit/check.h $(ZK_PARTS_SRC) \
+		$(ZK_AGENT_HDR) $(BUILD)/san/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isystems/zookeeper/agent $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(ZK_PARTS_SRC) \
+		$(BUILD)/san/libspectap.a $(LIBS)
+
+zk-clang-check:
+	@for f in systems/zookeeper/ensemble.c $(ZK_AGENT_SRC); do \
+		$(CLANG) $(CPPFLAGS) -Isystems/zookeeper -isystem $(JAVA_INC) -isystem $(JAVA_INC)/linux \
+			$(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
+	@echo "zk-clang-check: ok"
+
 $(BUILD)/tests/test_netns: tests/unit/test_netns.c tests/unit/check.h systems/etcd/netns.c \
 		systems/etcd/netns.h collector/supervise.c collector/supervise.h
 	@mkdir -p $(@D)
@@ -240,7 +282,7 @@ $(BUILD)/bench/bench_trace: bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(BUILD)/libspectap.a $(LIBS)
 
 # The library and tools must also build warning-free with clang.
-clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL)
+clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL) zk-clang-check
 	@mkdir -p $(BUILD)/clang
 	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(COLLECT_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC); do \
 		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
