@@ -8,6 +8,10 @@
 #include "supervise.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -942,5 +946,43 @@ out:
 	o->err_len = gerr.len;
 	if (rc == 0 && (!o->out || !o->err_out))
 		rc = fail(errbuf, ENOMEM, "%s: out of memory", what);
+	return rc;
+}
+
+/* ---- helpers for launchers ---- */
+
+int sup_mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int sup_port_free(unsigned port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1, rc = 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0)
+		rc = -errno;
+	close(fd);
 	return rc;
 }

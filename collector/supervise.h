@@ -70,6 +70,11 @@ uint64_t sup_now_ms(void);
 /* Sleeps ms milliseconds (restarting on EINTR). */
 void sup_sleep_ms(unsigned ms);
 
+/* mkdir -p (mode 0755). 0 or -errno. */
+int sup_mkdir_p(const char *dir);
+/* 0 when 127.0.0.1:port can be bound (as servers bind it, with SO_REUSEADDR), else -errno. */
+int sup_port_free(unsigned port);
+
 /* Registers the exit() teardown (always, once per process) and, for SIGINT, SIGTERM and SIGHUP,
  * a handler that stops every tracked process group and then dies of the signal. Idempotent.
  * Signals that were ignored stay ignored. */

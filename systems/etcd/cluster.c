@@ -39,48 +39,11 @@ bool etcd_available(const char *path)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* 0 when 127.0.0.1:port can be bound (as etcd binds it, with SO_REUSEADDR), else -errno. */
-static int port_free(unsigned port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	int one = 1, rc = 0;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* The first busy port of the block at base (0 when all are free); *what names its use. */
 static unsigned block_busy(unsigned base, unsigned n, char *what, size_t size, int *err)
 {
 	for (unsigned i = 0; i < 2 * n; i++) {
-		int rc = port_free(base + i);
+		int rc = sup_port_free(base + i);
 		if (rc < 0) {
 			snprintf(what, size, "n%u %s", i / 2 + 1, i % 2 ? "client" : "peer");
 			*err = -rc;
@@ -219,7 +182,7 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 		rc = cfail(c, ENOENT, "etcd cluster: %s is not an executable file", c->etcd);
 		goto fail;
 	}
-	rc = mkdir_p(c->work_dir);
+	rc = sup_mkdir_p(c->work_dir);
 	struct stat wsb;
 	if (rc == 0 && (stat(c->work_dir, &wsb) < 0 || !S_ISDIR(wsb.st_mode)))
 		rc = -ENOTDIR;

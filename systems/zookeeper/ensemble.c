@@ -85,50 +85,13 @@ int zk_available(const char *java, const char *jar, char *err, size_t errsize)
 	return 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
-		return -ENAMETOOLONG;
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* 0 when 127.0.0.1:port can be bound (as ZooKeeper binds it, with SO_REUSEADDR), else -errno. */
-static int port_free(unsigned port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	int one = 1, rc = 0;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 static const char *const port_use[3] = {"client", "quorum", "election"};
 
 /* The first busy port of the block at base (0 when all are free); *what names its use. */
 static unsigned block_busy(unsigned base, unsigned n, char *what, size_t size, int *err)
 {
 	for (unsigned i = 0; i < 3 * n; i++) {
-		int rc = port_free(base + i);
+		int rc = sup_port_free(base + i);
 		if (rc < 0) {
 			snprintf(what, size, "zk%u %s", i / 3 + 1, port_use[i % 3]);
 			*err = -rc;
@@ -312,7 +275,7 @@ int zk_ensemble_start(struct zk_ensemble *e, const struct zk_ensemble_opts *o)
 				goto fail;
 			}
 	}
-	rc = mkdir_p(e->work_dir);
+	rc = sup_mkdir_p(e->work_dir);
 	struct stat wsb;
 	if (rc == 0 && (stat(e->work_dir, &wsb) < 0 || !S_ISDIR(wsb.st_mode)))
 		rc = -ENOTDIR;
@@ -386,7 +349,7 @@ int zk_ensemble_start(struct zk_ensemble *e, const struct zk_ensemble_opts *o)
 				   "zookeeper ensemble: %s already exists (use a fresh work dir)", s->dir);
 			goto fail;
 		}
-		rc = mkdir_p(s->data_dir);
+		rc = sup_mkdir_p(s->data_dir);
 		if (rc < 0) {
 			efail(e, -rc, "zookeeper ensemble: create %s: %s", s->data_dir, strerror(-rc));
 			goto fail;
