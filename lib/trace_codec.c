@@ -364,6 +364,35 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Sp
 	return true;
 }
 
+/* A copy of state in e->strs for the next delta that shares with prev (already a copy) every
+ * field whose value did not change: a long value (a log, say) that stays the same is not copied
+ * again on every event. */
+static spt_val *keep_state(struct encoder *e, spt_val *prev, spt_val *state)
+{
+	if (!prev || prev->kind != SPT_REC || state->kind != SPT_REC)
+		return spt_value_clone(e->strs, state);
+	uint32_t n = state->n, i = 0;
+	spt_val **k = spt_arena_alloc(e->strs, (n + 1) * sizeof(*k));
+	spt_val **v = spt_arena_alloc(e->strs, (n + 1) * sizeof(*v));
+	if (!k || !v)
+		return NULL;
+	for (uint32_t j = 0; j < n; j++) {
+		spt_val *sk = state->u.fn.keys[j], *sv = state->u.fn.vals[j];
+		while (i < prev->n && key_cmp(prev->u.fn.keys[i], sk) < 0)
+			i++;
+		bool kept = i < prev->n && key_cmp(prev->u.fn.keys[i], sk) == 0 && spt_value_eq(prev->u.fn.vals[i], sv);
+		k[j] = kept ? prev->u.fn.keys[i] : spt_value_clone(e->strs, sk);
+		v[j] = kept ? prev->u.fn.vals[i] : spt_value_clone(e->strs, sv);
+		if (!k[j] || !v[j])
+			return NULL;
+	}
+	bool dup;
+	spt_val *r = spt_fun_adopt(e->strs, k, v, n, &dup);
+	if (r && state->u.fn.order)
+		r = spt_rec_with_order(e->strs, r, state->u.fn.order);
+	return r;
+}
+
 Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, uint64_t ts_base)
 {
 	Spectap__Trace__Event *pe;
@@ -393,7 +422,7 @@ Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, 
 	spt_val *st = ev->state && ev->state->n ? ev->state : NULL;
 	if (!st)
 		p->state = NULL;
-	else if (!same && !(p->state = spt_value_clone(e->strs, st)))
+	else if (!same && !(p->state = keep_state(e, p->state, st)))
 		e->oom = true;
 	if (ev->msg) {
 		Spectap__Trace__Message *m;

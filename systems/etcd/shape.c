@@ -185,10 +185,19 @@ static void put(struct rec *r, struct spt_arena *a, const char *name, spt_val *v
 	r->vals[r->n++] = v;
 }
 
+/* In written order (kept by exports), for args, messages and meta. */
 static spt_val *rec_done(struct rec *r, struct spt_arena *a)
 {
 	bool dup;
 	return r->oom ? NULL : spt_fun_ordered(a, r->keys, r->vals, r->n, &dup);
+}
+
+/* In canonical order, for the state: the trace stores a state as the fields that changed since
+ * the member's previous event only when it carries no written-order hint. */
+static spt_val *rec_canonical(struct rec *r, struct spt_arena *a)
+{
+	bool dup;
+	return r->oom ? NULL : spt_fun(a, r->keys, r->vals, r->n, &dup);
 }
 
 static spt_val *uint_val(struct spt_arena *a, uint64_t v)
@@ -238,7 +247,7 @@ static spt_val *state_rec(struct etcd_shape *s, struct member *m, struct spt_are
 	put(&r, a, "logTerms", m->log_val);
 	if (from)
 		put(&r, a, "logTermsFrom", uint_val(a, from + 1));
-	return rec_done(&r, a);
+	return rec_canonical(&r, a);
 }
 
 /* The raft-state reads of a become/send/Step record. */
