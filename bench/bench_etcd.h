@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "collect.h"
+#include "probes.h"
 #include "uprobe_loader.h"
 
 #define BENCH_RINGBUF (64u << 20) /* what spectap record etcd uses */
@@ -51,7 +52,7 @@ struct capture_result {
 	double cpu_s;            /* this process's CPU over that time: the collector's */
 	double drain_s;          /* capture_stop's own drain, finish and close */
 	double drain_cpu_s;      /* the same, its thread's CPU time */
-	uint64_t probes_seen[9]; /* etcd: records per probe (etcd_shape_stats) */
+	uint64_t probes_seen[ETCD_NPROBES]; /* etcd: records per probe (etcd_shape_stats) */
 };
 
 struct capture;

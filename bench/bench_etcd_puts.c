@@ -18,7 +18,7 @@
 #include "supervise.h"
 
 #define MAX_ROUNDS 20
-#define NPROBES 9
+#define NPROBES ETCD_NPROBES
 
 /* The probe set as systems/etcd/probes.c attaches it: site kind and record kind (probes with an
  * ARRAY or BLOCK read write full records). Index = probe id / 10 - 1. */
@@ -30,7 +30,7 @@ static const struct {
 	{ "becomePreCandidate", true, false }, { "becomeLeader", true, false },
 	{ "send", false, true }, { "Step (RET)", true, true },
 	{ "append", false, true }, { "commitTo", false, false },
-	{ "Step (entry)", false, true },
+	{ "Step (entry)", false, true }, { "applyConfChange", true, false },
 };
 
 struct run {

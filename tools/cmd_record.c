@@ -277,11 +277,11 @@ static int record(struct cli *c, const struct rec_opts *o)
 		       o->scenario, o->seed, st->events, lost, st->sends, st->receives, st->paired, st->unpaired_receives,
 		       st->unpaired_sends, st->foreign, st->late, ps.entry, ps.entry_branch, ps.ret);
 		const struct etcd_shape_stats *es = etcd_shape_stats(shape);
-		for (unsigned k = 0; k < 9; k++)
+		for (unsigned k = 0; k < ETCD_NPROBES; k++)
 			printf("%s\"%u\":%" PRIu64, k ? "," : "", (k + 1) * 10, es->probes_seen[k]);
-		printf("},\"unknown_log_terms\":%" PRIu64 ",\"leader\":\"n%d\",\"term\":%" PRIu64
+		printf("},\"reentries\":%" PRIu64 ",\"unknown_log_terms\":%" PRIu64 ",\"leader\":\"n%d\",\"term\":%" PRIu64
 		       ",\"first_leader\":\"n%d\",\"first_term\":%" PRIu64,
-		       es->unknown_terms, sc.last.index + 1, sc.last.term, sc.first.index + 1, sc.first.term);
+		       es->reentries, es->unknown_terms, sc.last.index + 1, sc.last.term, sc.first.index + 1, sc.first.term);
 		if (sc.has_load)
 			printf(",\"puts\":{\"issued\":%" PRIu64 ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f}",
 			       sc.load.puts, sc.load.acked, sc.load.failed, sc.load.per_second, sc.load.p50_ms, sc.load.p99_ms);

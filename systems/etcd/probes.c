@@ -21,6 +21,7 @@ enum {
 	MSG_ENTRIES = 48, MSG_COMMIT = 72, MSG_REJECT = 296, MSG_REJECT_HINT = 304,
 	MSG_AT = 8, /* the message, passed on the stack: rsp+8 at entry, and again at a RET */
 	STEP_RECEIVER_SPILL = 8 + 360, /* Step's receiver spill slot, after the 360-byte message */
+	APPLY_CONF_RECEIVER = 0xb8 - 0x1a0, /* applyConfChange keeps r at 0xb8(%rsp) of its 0x1a0 frame */
 };
 
 static const char *const msg_types[] = {
@@ -54,6 +55,8 @@ static const struct probe_def defs[] = {
 	{ RAFT "(*raft).Step", "StepBegin", ETCD_P_STEP_BEGIN, AT_ENTRY, UPROBE_SRC_RAX, 0, true },
 	{ RAFT "(*raftLog).append", "Append", ETCD_P_APPEND, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
 	{ RAFT "(*raftLog).commitTo", "CommitTo", ETCD_P_COMMIT_TO, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
+	{ RAFT "(*raft).applyConfChange", "ApplyConfChange", ETCD_P_APPLY_CONF, AT_RET, UPROBE_SRC_STACK,
+	  APPLY_CONF_RECEIVER, false },
 };
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 

@@ -9,6 +9,8 @@
  *   (*raft).Step                  every RET  raft state (spill slot rsp+368) + the message
  *   (*raftLog).append             entry      the appended entries: first index, count, terms
  *   (*raftLog).commitTo           entry      the commit index asked for and the current one
+ *   (*raft).applyConfChange       every RET  raft state (the receiver, kept in the frame at
+ *                                            rsp-232 when the RET runs)
  *
  * Entry probes sit on the jbe of Go's stack check when the function starts with one (the
  * arguments are still in place there, and the kernel emulates a conditional jump instead of
@@ -34,7 +36,9 @@ enum etcd_probe_id {
 	ETCD_P_APPEND = 70,
 	ETCD_P_COMMIT_TO = 80,
 	ETCD_P_STEP_BEGIN = 90,
+	ETCD_P_APPLY_CONF = 100,
 };
+#define ETCD_NPROBES 10 /* probe ids are 10, 20, ..., 10 * ETCD_NPROBES */
 
 /* Reads of the raft-state probes (become*, send, Step): raft state first, then the message
  * (send and Step only). */

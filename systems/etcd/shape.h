@@ -21,6 +21,7 @@
  *                 Prop, CheckQuorum, ReadIndex, Unreachable, SnapStatus, TransferLeader)
  *   Replicate     the leader appended entries to its log (args index, entries, dataLen, data)
  *   Commit        the commit index advanced (args tocommit)
+ *   ApplyConfChange  a configuration change applied (at bootstrap, and as committed)
  *
  * State record: id (member id, hex), term, vote, commit, role, lead, log (last index), logTerm
  * (its term), logTerms (the entry terms, the last max_log_terms of them; logTermsFrom is the
@@ -41,7 +42,9 @@ struct etcd_shape;
 struct etcd_shape_stats {
 	uint64_t unknown_terms;  /* log entries whose term could not be read */
 	uint64_t restarts_cut;   /* log entries dropped because a member came back with a shorter log */
-	uint64_t probes_seen[9]; /* records per probe (index = probe id / 10 - 1), for the coverage check */
+	uint64_t probes_seen[10]; /* records per probe (index = probe id / 10 - 1), for the coverage check */
+	uint64_t reentries;       /* entry-probe records dropped as a re-run of the prologue after
+				   * the goroutine's stack grew (morestack), not a second call */
 };
 
 /* max_log_terms: 0 = 1000. */
