@@ -184,12 +184,13 @@ $(BUILD)/tests/emit_target_so: tests/targets/emit_target.c $(BUILD)/tests/libspe
 
 # The emit API through USDT (BPF) and a real LTTng session (as root).
 $(BUILD)/tests/test_emit: tests/unit/test_emit.c tests/unit/check.h collector/lttng_reader.c collector/lttng_reader.h \
+		collector/supervise.c collector/supervise.h \
 		$(BUILD)/san/libprobes.a $(BUILD)/san/libspectap_emit.a $(BUILD)/san/libspectap.a \
 		$(BUILD)/tests/emit_target $(BUILD)/tests/emit_target_so $(PROBE_HDR) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Icollector -Iprobes $(ALL_CFLAGS) -O1 $(SAN) \
 		-DEMIT_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/emit_target"' \
-		-o $@ $< collector/lttng_reader.c $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap_emit.a \
+		-o $@ $< collector/lttng_reader.c collector/supervise.c $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap_emit.a \
 		$(BUILD)/san/libspectap.a $(BPF_LIBS) $(LTTNG_LIBS) $(EMIT_LIBS) $(LIBS)
 
 # ZooKeeper (systems/zookeeper): the ensemble launcher and the JVMTI agent loaded into Debian's

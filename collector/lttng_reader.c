@@ -1,6 +1,7 @@
 /* The LTTng collector for spectap:event: session control with liblttng-ctl, trace reading with
  * libbabeltrace2 (src.ctf.fs -> flt.utils.muxer -> a simple sink). See lttng_reader.h. */
 #include "lttng_reader.h"
+#include "supervise.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -739,13 +740,6 @@ int lttng_reader_read(struct lttng_reader *r, lttng_reader_fn fn, void *ctx)
 
 /* ---- closing ------------------------------------------------------------------------------ */
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 void lttng_reader_close(struct lttng_reader *r)
 {
 	if (!r)
@@ -757,7 +751,7 @@ void lttng_reader_close(struct lttng_reader *r)
 	}
 	stop_daemon(r);
 	if (r->made_dir && !r->keep)
-		nftw(r->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		sup_rm_rf(r->dir);
 	for (size_t i = 0; i < r->ntraces; i++)
 		free(r->traces[i]);
 	free(r->traces);

@@ -8,6 +8,7 @@
 #include "supervise.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -985,4 +986,16 @@ int sup_port_free(unsigned port)
 		rc = -errno;
 	close(fd);
 	return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+int sup_rm_rf(const char *path)
+{
+	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) ? -errno : 0;
 }

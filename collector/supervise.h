@@ -72,6 +72,8 @@ void sup_sleep_ms(unsigned ms);
 
 /* mkdir -p (mode 0755). 0 or -errno. */
 int sup_mkdir_p(const char *dir);
+/* rm -rf path (not following symbolic links). 0 or -errno. */
+int sup_rm_rf(const char *path);
 /* 0 when 127.0.0.1:port can be bound (as servers bind it, with SO_REUSEADDR), else -errno. */
 int sup_port_free(unsigned port);
 

@@ -167,7 +167,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	struct etcd_cluster cl;
 	struct etcd_scenario sc;
 	struct session ss = { c, NULL, sup_now_ms() };
-	bool started = false, bg = false;
+	bool started = false, bg = false, made_dir = false;
 	int rc = CLI_FAIL;
 	const char *putload = o->putload ? o->putload : default_putload(pl_buf, sizeof(pl_buf));
 
@@ -216,6 +216,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 		goto out;
 	}
+	made_dir = true;
 	if (collect_bg_start(col, 10)) {
 		cli_fail(c, "%s", collect_error(col));
 		goto out;
@@ -271,6 +272,8 @@ static int record(struct cli *c, const struct rec_opts *o)
 	if (c->json) {
 		printf("{\"output\":");
 		cli_json_str(stdout, o->out);
+		printf(",\"work_dir\":");
+		cli_json_str(stdout, dir);
 		printf(",\"scenario\":\"%s\",\"seed\":%" PRIu64 ",\"events\":%" PRIu64 ",\"lost\":%" PRIu64
 		       ",\"sends\":%" PRIu64 ",\"receives\":%" PRIu64 ",\"paired\":%" PRIu64 ",\"unpaired_receives\":%" PRIu64
 		       ",\"unpaired_sends\":%" PRIu64 ",\"foreign\":%" PRIu64 ",\"late\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"entry_branch\":%u,\"ret\":%u},\"probe_hits\":{",
@@ -312,6 +315,8 @@ out:
 		collect_bg_stop(col);
 	if (started)
 		etcd_cluster_stop(&cl);
+	if (made_dir) /* the members' data dirs and logs go too */
+		sup_rm_rf(dir);
 	collect_free(col);
 	etcd_shape_free(shape);
 	if (w)

@@ -29,7 +29,10 @@ for sc in initial-election steady-writes leader-kill follower-pause leader-resta
 	check_eq "$sc: no record came later than the reorder window" 0 "$(jq .late "$T/$sc.json")"
 	check_eq "$sc: end state of every live member as etcdctl reports it" true "$(jq .final_match "$T/$sc.json")"
 	check_eq "$sc: live members compared" "" "$(jq -r '.members[] | select(.live and (.etcdctl == null)) | .node' "$T/$sc.json")"
-	check_eq "$sc: no etcd left running" "" "$(pgrep -f "spectap-record" || true)"
+	wd=$(jq -r .work_dir "$T/$sc.json")
+	check "$sc: the summary names the work directory" test -n "$wd" -a "$wd" != null
+	check "$sc: the work directory is removed" test ! -e "$wd"
+	check_eq "$sc: nothing of the cluster left running" "" "$(pgrep -f "$wd/" || true)"
 	check_eq "$sc: no network namespace left" "" "$(ip netns list 2>/dev/null | grep "^spt-$$-" || true)"
 	"$SPECTAP" stat --json "$T/$sc.spt" >"$T/$sc.stat"
 	check_eq "$sc: the trace says nothing was lost" 0 "$(jq .lost "$T/$sc.stat")"
