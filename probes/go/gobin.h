@@ -99,8 +99,8 @@ enum gobin_site_kind {
 	GOBIN_SITE_NOP5,     /* 5-byte nop: the kernel turns the probe into a trampoline call */
 	GOBIN_SITE_NOP1,     /* 1-byte nop (as USDT emits) */
 	GOBIN_SITE_PUSH_RBP, /* push %rbp: emulated */
-	GOBIN_SITE_BRANCH,   /* a conditional jump: emulated, not single-stepped */
 	GOBIN_SITE_OTHER,    /* anything else: single-stepped out of line (expensive) */
+	GOBIN_SITE_BRANCH,   /* a conditional jump: emulated, not single-stepped (entry_branch) */
 };
 const char *gobin_site_kind_name(enum gobin_site_kind k);
 

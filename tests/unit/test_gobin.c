@@ -264,6 +264,12 @@ static void check_raft_func(struct gobin *g, const char *method)
 		       !strcmp(s.entry_text, "cmp rsp, qword ptr [r14 + 0x10]"),
 	       "%s starts with %s", name, s.entry_text);
 	CHECK(s.entry_kind == GOBIN_SITE_OTHER && s.entry_off == f.file_off && s.entry_len > 0);
+	/* The stack check's jbe: right after the cmp (4 bytes), after lea (8) + cmp when there is one. */
+	uint64_t jbe_at = f.entry + (!strncmp(s.entry_text, "lea", 3) ? 12 : 4);
+	uint8_t jbe[2] = { 0, 0 };
+	CHECKF(s.entry_branch_va == jbe_at && s.entry_branch_off == f.file_off + (jbe_at - f.entry), "%s: jbe at 0x%llx",
+	       name, (unsigned long long)s.entry_branch_va);
+	CHECK(pread_all(ETCD, s.entry_branch_off, jbe, 2) && (jbe[0] == 0x76 || (jbe[0] == 0x0f && jbe[1] == 0x86)));
 	CHECKF(s.nret >= 1, "%s has no RET", name);
 	for (size_t i = 0; i < s.nret; i++) {
 		uint8_t op = 0;
