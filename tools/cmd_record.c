@@ -224,7 +224,8 @@ static int record(struct cli *c, const struct rec_opts *o)
 	bg = true;
 	struct etcd_cluster_opts co = { .work_dir = dir, .members = o->nodes, .etcd = o->etcd,
 					.netns = etcd_scenario_needs_netns(o->scenario),
-					.pre_vote = etcd_scenario_pre_vote(o->scenario) };
+					.pre_vote = etcd_scenario_pre_vote(o->scenario), .spawned = name_node,
+					.spawned_ctx = &ss };
 	if (etcd_cluster_start(&cl, &co)) {
 		cli_fail(c, "%s", cl.err);
 		goto out;

@@ -163,6 +163,8 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 	c->heartbeat_ms = o->heartbeat_ms ? o->heartbeat_ms : 100;
 	c->election_ms = o->election_ms ? o->election_ms : 1000;
 	c->pre_vote = o->pre_vote;
+	c->spawned = o->spawned;
+	c->spawned_ctx = o->spawned_ctx;
 	if (c->n > ETCD_MAX_MEMBERS) {
 		rc = cfail(c, EINVAL, "etcd cluster: %u members asked, at most %d", c->n,
 			   ETCD_MAX_MEMBERS);
@@ -282,6 +284,8 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 		rc = sup_start(&c->sup, c->m[i].proc);
 		if (rc < 0)
 			goto sup_failed;
+		if (c->spawned)
+			c->spawned(c->spawned_ctx, i, (int)c->sup.procs[c->m[i].proc].pid);
 	}
 	for (unsigned i = 0; i < c->n; i++) {
 		rc = wait_etcd_exec(c, i, "etcd cluster: start");
@@ -711,6 +715,8 @@ int etcd_cluster_restart(struct etcd_cluster *c, unsigned i)
 		rc = sup_restart(&c->sup, c->m[i].proc);
 	if (rc < 0)
 		return cfail(c, -rc, "restart %s: %s", c->m[i].name, c->sup.err);
+	if (c->spawned)
+		c->spawned(c->spawned_ctx, i, (int)c->sup.procs[c->m[i].proc].pid);
 	c->m[i].killed = false;
 	c->m[i].paused = false;
 	/* A partitioned member stays cut off: its namespace's link is still down. */

@@ -46,6 +46,10 @@ struct etcd_cluster_opts {
 	unsigned grace_ms;      /* SIGTERM -> SIGKILL on stop; 0: 2000 */
 	bool netns;             /* each member in its own network namespace (needs root) */
 	bool pre_vote;          /* --pre-vote (etcd 3.4's default is off) */
+	/* Called with each member's pid as soon as it is forked (at start and restart), before
+	 * etcd runs: a capture names the pid before the member's first probe hit. */
+	void (*spawned)(void *ctx, unsigned member, int pid);
+	void *spawned_ctx;
 };
 
 /* One member's view, from `endpoint status`. Ids are exact uint64. */
@@ -85,6 +89,8 @@ struct etcd_cluster {
 	bool started;
 	bool netns;             /* started with opts.netns: net holds the namespaces */
 	bool pre_vote;
+	void (*spawned)(void *ctx, unsigned member, int pid);
+	void *spawned_ctx;
 	struct netns_net net;
 	unsigned loads;         /* putload runs started so far (they are named load1, ...) */
 	char err[ETCD_ERR_SIZE];

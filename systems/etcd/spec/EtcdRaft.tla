@@ -485,7 +485,8 @@ AppendSafeCi(o, m, ci) ==
 AppendSafe(o, m) == AppendSafeCi(o, m, FirstConflict(o.log, m))
 
 \* The state a MsgApp, MsgHeartbeat or MsgSnap of a term not earlier than i's leaves before
-\* its handler runs; a leader of that term ignores it (FALSE).
+\* its handler runs (Step's becomeFollower for a later term, stepCandidate's for the same
+\* term, stepFollower's r.lead = m.From); a leader of that term ignores it (the callers).
 FollowSender(o, m) ==
     IF m.term > o.term THEN BecomeFollower(o, m.term, m.from)
     ELSE IF o.state \in {Candidate, PreCandidate} THEN BecomeFollower(o, m.term, m.from)
