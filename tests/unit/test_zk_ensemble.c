@@ -102,20 +102,7 @@ static int count_procs_naming(const char *dir)
 	return count;
 }
 
-static bool port_bindable(unsigned port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
-	close(fd);
-	return ok;
-}
+static bool port_bindable(unsigned port) { return sup_port_free(port) == 0; }
 
 static void remember_pids(void)
 {
