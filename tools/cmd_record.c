@@ -239,7 +239,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	progress(&ss, msg);
 
 	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->seed, .phase = progress,
-				     .restarted = name_node, .ctx = &ss };
+				     .ctx = &ss };
 	if (etcd_scenario_run(&sc, o->scenario)) {
 		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
 		goto out;

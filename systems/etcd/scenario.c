@@ -109,8 +109,6 @@ static int fault(struct etcd_scenario *s, unsigned i, unsigned kind, unsigned ho
 		phase(s, "restarting n%u", i + 1);
 		if ((rc = etcd_cluster_restart(c, i)))
 			return fail_cluster(s, rc, "restart");
-		if (s->restarted)
-			s->restarted(s->ctx, i, etcd_cluster_pid(c, i));
 		break;
 	case 1:
 		phase(s, "SIGSTOP n%u for %u ms", i + 1, hold_ms);
@@ -228,8 +226,6 @@ static int run(struct etcd_scenario *s, const char *name, uint64_t *rng)
 			phase(s, "restarting n%u", leader + 1);
 			if ((rc = etcd_cluster_restart(c, leader)))
 				return fail_cluster(s, rc, "restarting the old leader");
-			if (s->restarted)
-				s->restarted(s->ctx, leader, etcd_cluster_pid(c, leader));
 			if ((rc = wait_leader(s, 0, &s->last, "waiting for the old leader to follow")))
 				return rc;
 		}

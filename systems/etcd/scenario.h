@@ -32,9 +32,9 @@ struct etcd_scenario {
 	struct etcd_cluster *cl;
 	const char *putload;  /* the putload binary (tools/go/putload); NULL: scenarios without puts fail */
 	uint64_t seed;
-	/* Called at each phase (for progress) and after a member restarted (to map its new pid). */
+	/* Called at each phase (for progress). A restarted member's new pid reaches the capture
+	 * through the cluster's own spawned callback (cluster.h). */
 	void (*phase)(void *ctx, const char *what);
-	void (*restarted)(void *ctx, unsigned member, int pid);
 	void *ctx;
 	/* Results */
 	struct etcd_leader first, last;        /* the first leader, and the one at the end */
