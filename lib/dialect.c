@@ -149,6 +149,7 @@ struct spt_import {
 	struct node_clock *clocks;
 	size_t n_clocks, cap_clocks;
 	struct spt_msgpair *pairs;
+	bool derive; /* the dialect's, or forced by spt_import_set_derive */
 	struct spt_import_stats stats;
 };
 
@@ -164,6 +165,7 @@ int spt_import_new(enum spt_dialect d, struct spt_import **out)
 		return -ENOMEM;
 	}
 	im->ops = dialects[d];
+	im->derive = im->ops->derive;
 	spt_arena_init(&im->line);
 	spt_arena_init(&im->keep);
 	im->header.system = "";
@@ -186,6 +188,7 @@ void spt_import_free(struct spt_import *im)
 }
 
 const struct spt_header *spt_import_header(struct spt_import *im) { return &im->header; }
+void spt_import_set_derive(struct spt_import *im) { im->derive = true; }
 const struct spt_import_stats *spt_import_stats(const struct spt_import *im) { return &im->stats; }
 
 static int add_node(struct spt_import *im, const char *name)
@@ -279,7 +282,8 @@ static int derive(struct spt_import *im, struct spt_event *ev, struct spt_msg *m
 	struct node_clock *c = clock_of(im, ev->node);
 	if (!c)
 		return -ENOMEM;
-	ev->source = "import";
+	if (!ev->source || !*ev->source)
+		ev->source = "import";
 	ev->seq = ++c->seq;
 	uint64_t lamport = c->lamport + 1;
 	if (ev->msg) {
@@ -338,7 +342,7 @@ int spt_import_line(struct spt_import *im, const char *line, size_t len,
 	}
 	if (rc != 1)
 		return 0;
-	if (im->ops->derive && (rc = derive(im, &im->ev, &im->msg)))
+	if (im->derive && (rc = derive(im, &im->ev, &im->msg)))
 		return rc;
 	if (!im->nodes_from_config && (rc = add_node(im, im->ev.node)))
 		return rc;

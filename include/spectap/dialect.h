@@ -37,6 +37,10 @@ void spt_import_free(struct spt_import *im);
 int spt_import_line(struct spt_import *im, const char *line, size_t len,
 		    const struct spt_event **ev, const struct spt_loss **loss,
 		    struct spt_json_error *err);
+/* Derive seq, message ids and Lamport clocks even in the json dialect (whose lines normally
+ * carry them): for records of a live source that carry none (the emit API's). A source the line
+ * names is kept; seq, lamport and msg.id it gives are replaced. */
+void spt_import_set_derive(struct spt_import *im);
 /* The header gathered so far: nodes in order of appearance (or from a config line). */
 const struct spt_header *spt_import_header(struct spt_import *im);
 

@@ -1,5 +1,6 @@
 /* etcd scenarios (scenario.h). */
 #include "scenario.h"
+#include "seedrand.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,14 +26,6 @@ bool etcd_scenario_needs_netns(const char *name) { return !strcmp(name, "partiti
 bool etcd_scenario_pre_vote(const char *name) { return !strcmp(name, "partition"); }
 bool etcd_scenario_needs_load(const char *name) { return strcmp(name, "initial-election") != 0; }
 
-/* splitmix64: the scenario's only source of choices, so a seed replays them. */
-static uint64_t next_rand(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void phase(struct etcd_scenario *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void phase(struct etcd_scenario *s, const char *fmt, ...)
@@ -88,7 +81,7 @@ static int load_end(struct etcd_scenario *s, struct etcd_load *ld, bool stop)
 
 static unsigned other_member(struct etcd_scenario *s, unsigned not, uint64_t *rng)
 {
-	unsigned i = (unsigned)(next_rand(rng) % (s->cl->n - 1));
+	unsigned i = (unsigned)(seedrand_next(rng) % (s->cl->n - 1));
 	return i >= not ? i + 1 : i;
 }
 
@@ -258,9 +251,9 @@ static int run(struct etcd_scenario *s, const char *name, uint64_t *rng)
 	if ((rc = load_start(s, 120000, &ld)))
 		return rc;
 	for (int k = 0; k < 3; k++) {
-		unsigned i = (unsigned)(next_rand(rng) % c->n), kind = (unsigned)(next_rand(rng) % 3);
-		unsigned hold = election_ms + (unsigned)(next_rand(rng) % (2 * election_ms));
-		sup_sleep_ms(300 + (unsigned)(next_rand(rng) % 700));
+		unsigned i = (unsigned)(seedrand_next(rng) % c->n), kind = (unsigned)(seedrand_next(rng) % 3);
+		unsigned hold = election_ms + (unsigned)(seedrand_next(rng) % (2 * election_ms));
+		sup_sleep_ms(300 + (unsigned)(seedrand_next(rng) % 700));
 		if ((rc = fault(s, i, kind, hold))) {
 			struct etcd_load_result ignored;
 			etcd_cluster_load_stop(c, &ld, &ignored);

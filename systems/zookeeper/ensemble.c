@@ -217,6 +217,8 @@ int zk_ensemble_start(struct zk_ensemble *e, const struct zk_ensemble_opts *o)
 	e->tick_ms = o->tick_ms ? o->tick_ms : 2000;
 	e->init_limit = o->init_limit ? o->init_limit : 10;
 	e->sync_limit = o->sync_limit ? o->sync_limit : 5;
+	e->spawned = o->spawned;
+	e->spawned_ctx = o->spawned_ctx;
 	if (e->n > ZK_MAX_SERVERS) {
 		rc = efail(e, EINVAL, "zookeeper ensemble: %u servers asked, at most %d", e->n,
 			   ZK_MAX_SERVERS);
@@ -375,6 +377,8 @@ int zk_ensemble_start(struct zk_ensemble *e, const struct zk_ensemble_opts *o)
 		if (rc < 0)
 			goto sup_failed;
 		e->s[i].runs = 1;
+		if (e->spawned)
+			e->spawned(e->spawned_ctx, i, zk_ensemble_pid(e, i));
 	}
 	e->launched_ms = sup_now_ms();
 	e->started = true;
@@ -839,6 +843,8 @@ int zk_ensemble_restart(struct zk_ensemble *e, unsigned i)
 		return efail(e, -rc, "restart %s: %s", e->s[i].name, e->sup.err);
 	e->s[i].killed = false;
 	e->s[i].paused = false;
+	if (e->spawned)
+		e->spawned(e->spawned_ctx, i, zk_ensemble_pid(e, i));
 	return 0;
 }
 

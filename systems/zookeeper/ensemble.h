@@ -52,6 +52,10 @@ struct zk_ensemble_opts {
 	const char *agent_options;  /* with an agent: more options, appended after node=K[,out=..] */
 	const char *const *jvm_args;/* more JVM arguments (NULL-terminated), before -cp; or 0 */
 	unsigned grace_ms;          /* SIGTERM -> SIGKILL on stop; 0: 2000 */
+	/* Called in this process right after server i's JVM is forked (at start and at each
+	 * restart), before it can run any code of its own: a collector names the pid then. */
+	void (*spawned)(void *ctx, unsigned server, int pid);
+	void *spawned_ctx;
 };
 
 enum zk_mode {
@@ -101,6 +105,8 @@ struct zk_ensemble {
 	char agent_options[512];
 	char **jvm_args;         /* copy of opts.jvm_args (NULL-terminated) or NULL */
 	struct zk_server s[ZK_MAX_SERVERS];
+	void (*spawned)(void *ctx, unsigned server, int pid);
+	void *spawned_ctx;
 	uint64_t launched_ms;    /* sup_now_ms() when start() had started every server */
 	bool started;
 	char err[ZK_ERR_SIZE];

@@ -1007,10 +1007,13 @@ static void rec_end(const char *hook, const char *where)
 	jw_obj(w);
 	jw_kv_str(w, "hook", hook);
 	jw_kv_str(w, "at", where);
-	jw_end_obj(w);
-	jw_end_obj(w);
-	/* Every record built takes a sequence number, written or not: a gap in a file is a loss. */
+	/* Every record built takes a sequence number, written or not: a gap in a file or in the
+	 * records a collector received from this JVM is a loss. */
 	g_hdr.seq = ++g_s.seq;
+	jw_key(w, "seq");
+	jw_u64(w, g_hdr.seq);
+	jw_end_obj(w);
+	jw_end_obj(w);
 	if (w->oom) {
 		g_s.unbuilt++;
 		return;

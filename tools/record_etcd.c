@@ -1,0 +1,387 @@
+/* spectap record etcd: a real cluster, probed with eBPF uprobes, into one trace. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cluster.h"
+#include "collect.h"
+#include "record.h"
+#include "probes.h"
+#include "scenario.h"
+#include "shape.h"
+#include "supervise.h"
+
+static const char usage[] =
+	"usage: spectap record etcd --scenario NAME [--nodes N] [--seed S] -o OUT.spt [options]\n"
+	"\n"
+	"Starts an N-member cluster of Debian's unmodified /usr/bin/etcd on loopback, attaches eBPF\n"
+	"uprobes to its raft code (role changes, every message sent and handled, log appends,\n"
+	"commits), drives puts, runs the scenario, stops everything and writes one trace. At the end\n"
+	"each member's term, commit index and leader in the trace are compared with what etcdctl\n"
+	"reports. Needs root (BPF). Nothing is left running, even on Ctrl-C or an error.\n"
+	"\n"
+	"  --scenario NAME  initial-election, steady-writes (300 puts), leader-kill (SIGKILL the\n"
+	"                   leader), follower-pause (SIGSTOP a follower for 3 election timeouts),\n"
+	"                   leader-restart (kill the leader, restart it), partition (cut the\n"
+	"                   leader off with network namespaces, heal; etcd runs with\n"
+	"                   --pre-vote), random (3 seeded faults)\n"
+	"  --nodes N        members, 3..9 (default 3)\n"
+	"  --seed S         picks the faulted members and random faults (default 1)\n"
+	"  -o, --output F   the trace to write;  -f, --force: replace it\n"
+	"  --allow-loss     exit 0 even when events were lost (they are recorded either way)\n"
+	"  --log-terms N    keep the last N entry terms of each log in the state (default 1000)\n"
+	"  --acked FILE     copy the acknowledged puts there (JSON lines: key, rev, ms)\n"
+	"  --etcd PATH      the etcd binary (default /usr/bin/etcd)\n"
+	"  --putload PATH   the put client (default: tools/putload beside this spectap)\n"
+	"  --json           print the summary as JSON\n"
+	"  -h, --help       this text\n"
+	"\n"
+	"partition and random run the members in network namespaces (10.231.k.0/24 on a bridge)\n"
+	"instead of on 127.0.0.1, so that a member can be cut off.\n"
+	"\n"
+	"Exit status: 0 done, 1 failed, events lost (without --allow-loss) or the trace disagrees\n"
+	"with etcdctl at the end, 2 usage.\n";
+
+struct rec_opts {
+	const char *scenario, *out, *etcd, *putload, *acked;
+	unsigned nodes;
+	size_t log_terms;
+	bool force, allow_loss;
+	uint64_t seed;
+};
+
+struct session {
+	struct cli *c;
+	struct collect *col;
+	uint64_t t0_ms;
+};
+
+static void progress(void *ctx, const char *what)
+{
+	struct session *s = ctx;
+	struct collect_stats st;
+
+	if (s->c->json)
+		return;
+	collect_bg_stats(s->col, &st);
+	fprintf(stderr, "spectap record: [%5.1fs] %s (%" PRIu64 " events so far)\n",
+		(double)(sup_now_ms() - s->t0_ms) / 1000.0, what, st.events);
+}
+
+static void name_node(void *ctx, unsigned member, int pid)
+{
+	struct session *s = ctx;
+	char name[16];
+	snprintf(name, sizeof(name), "n%u", member + 1);
+	if (pid > 0)
+		collect_set_node(s->col, pid, name);
+}
+
+/* The default putload: tools/putload beside the running spectap (build/spectap ->
+ * build/tools/putload), or one directory up (the sanitized build/san/spectap). */
+static const char *default_putload(char *buf, size_t size)
+{
+	static const char *const rel[] = { "/tools/putload", "/../tools/putload" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++)
+		if ((size_t)snprintf(buf, size, "%s%s", exe, rel[i]) < size && access(buf, X_OK) == 0)
+			return buf;
+	return NULL;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[65536];
+	size_t n;
+	int rc = 0;
+
+	if (!in || !out)
+		rc = -errno;
+	while (!rc && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			rc = -EIO;
+	if (in)
+		fclose(in);
+	if (out && fclose(out) && !rc)
+		rc = -EIO;
+	return rc;
+}
+
+/* Each live member's term, commit and leader in the trace against etcdctl's view at the end.
+ * Returns the number of disagreements; writes the JSON array when json. */
+static unsigned compare_final(const struct etcd_scenario *sc, const struct etcd_shape *shape, bool json, FILE *f)
+{
+	unsigned bad = 0;
+	if (json)
+		fputs("[", f);
+	for (unsigned i = 0; i < sc->cl->n; i++) {
+		const struct etcd_member_status *st = &sc->final[i];
+		struct etcd_member_view v = { 0 };
+		char node[16];
+		snprintf(node, sizeof(node), "n%u", i + 1);
+		bool seen = etcd_shape_member(shape, node, &v) == 0;
+		bool match = !st->reachable || (seen && v.term == st->term && v.commit == st->raft_index && v.lead == st->leader);
+		bad += !match;
+		if (json) {
+			fprintf(f, "%s{\"node\":\"%s\",\"live\":%s,\"term\":%" PRIu64 ",\"commit\":%" PRIu64 ",\"lead\":\"%" PRIx64 "\"",
+				i ? "," : "", node, st->reachable ? "true" : "false", v.term, v.commit, v.lead);
+			if (st->reachable)
+				fprintf(f, ",\"etcdctl\":{\"term\":%" PRIu64 ",\"commit\":%" PRIu64 ",\"leader\":\"%" PRIx64 "\"}",
+					st->term, st->raft_index, st->leader);
+			fprintf(f, ",\"match\":%s}", match ? "true" : "false");
+		} else if (!match) {
+			fprintf(stderr,
+				"spectap record: %s at the end: the trace has term %" PRIu64 ", commit %" PRIu64 ", leader %" PRIx64
+				"; etcdctl reports term %" PRIu64 ", commit %" PRIu64 ", leader %" PRIx64 "\n",
+				node, v.term, v.commit, v.lead, st->term, st->raft_index, st->leader);
+		}
+	}
+	if (json)
+		fputs("]", f);
+	return bad;
+}
+
+static int record(struct cli *c, const struct rec_opts *o)
+{
+	if (geteuid() != 0)
+		return cli_fail(c, "recording needs root (eBPF uprobes); run it as root");
+	char err[1024] = "", dir[] = "/tmp/spectap-record-XXXXXX", pl_buf[PATH_MAX];
+	struct uprobe_loader *l = NULL;
+	struct spt_writer *w = NULL;
+	struct collect *col = NULL;
+	struct etcd_shape *shape = NULL;
+	struct etcd_cluster cl;
+	struct etcd_scenario sc;
+	struct session ss = { c, NULL, sup_now_ms() };
+	bool started = false, bg = false, made_dir = false;
+	int rc = CLI_FAIL;
+	const char *putload = o->putload ? o->putload : default_putload(pl_buf, sizeof(pl_buf));
+
+	memset(&sc, 0, sizeof(sc));
+	if (etcd_scenario_needs_load(o->scenario) && (!putload || access(putload, X_OK)))
+		return cli_fail(c, "scenario %s drives puts with putload, which is not at %s: build it with `make` or "
+			       "name it with --putload", o->scenario, putload ? putload : "tools/putload beside spectap");
+	sup_install_handlers();
+	struct uprobe_loader_opts lo = { .ringbuf_bytes = 64u << 20 };
+	if (uprobe_loader_open(&l, &lo, err, sizeof(err)))
+		return cli_fail(c, "%s", err);
+	struct etcd_probe_sites ps;
+	int sites = etcd_probes_attach(l, o->etcd, &ps, err, sizeof(err));
+	if (sites < 0) {
+		cli_fail(c, "%s", err);
+		goto out;
+	}
+	const char *names[ETCD_MAX_MEMBERS];
+	char name_buf[ETCD_MAX_MEMBERS][16];
+	for (unsigned i = 0; i < o->nodes; i++) {
+		snprintf(name_buf[i], sizeof(name_buf[i]), "n%u", i + 1);
+		names[i] = name_buf[i];
+	}
+	struct spt_header h = { .system = "etcd", .system_version = "3.4.23 (Debian, go1.19.8)", .nodes = names,
+				.n_nodes = o->nodes, .capture_method = "bpf", .scenario = o->scenario,
+				.has_seed = true, .seed = o->seed, .command_line = cli_command_line() };
+	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->force };
+	struct spt_diag d = { "" };
+	if (spt_writer_open(o->out, &h, &wo, &w, &d)) {
+		cli_fail(c, "%s", d.msg);
+		goto out;
+	}
+	if (etcd_shape_new(&shape, o->log_terms)) {
+		cli_fail(c, "out of memory");
+		goto out;
+	}
+	/* Only this cluster's members: another etcd on the machine hits the same probes. */
+	struct collect_opts copts = { .sz = sizeof(copts), .shape = etcd_shape_event, .shape_ctx = shape,
+				      .named_pids_only = true };
+	if (collect_new(w, etcd_probe_table(), l, &copts, &col, err, sizeof(err))) {
+		cli_fail(c, "%s", err);
+		goto out;
+	}
+	ss.col = col;
+	if (!mkdtemp(dir)) {
+		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
+		goto out;
+	}
+	made_dir = true;
+	if (collect_bg_start(col, 10)) {
+		cli_fail(c, "%s", collect_error(col));
+		goto out;
+	}
+	bg = true;
+	struct etcd_cluster_opts co = { .work_dir = dir, .members = o->nodes, .etcd = o->etcd,
+					.netns = etcd_scenario_needs_netns(o->scenario),
+					.pre_vote = etcd_scenario_pre_vote(o->scenario), .spawned = name_node,
+					.spawned_ctx = &ss };
+	if (etcd_cluster_start(&cl, &co)) {
+		cli_fail(c, "%s", cl.err);
+		goto out;
+	}
+	started = true;
+	for (unsigned i = 0; i < cl.n; i++)
+		name_node(&ss, i, etcd_cluster_pid(&cl, i));
+	char msg[128];
+	snprintf(msg, sizeof(msg), "%u etcd members up%s, %d probe sites attached (%u entry, %u return)", o->nodes,
+		 co.netns ? " in network namespaces" : "", sites, ps.entry + ps.entry_branch, ps.ret);
+	progress(&ss, msg);
+
+	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->seed, .phase = progress,
+				     .ctx = &ss };
+	if (etcd_scenario_run(&sc, o->scenario)) {
+		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
+		goto out;
+	}
+	if (o->acked && sc.has_load && copy_file(sc.load.acked_path, o->acked)) {
+		cli_fail(c, "cannot copy the acknowledged puts to %s: %s", o->acked, strerror(errno));
+		goto out;
+	}
+	/* SIGKILL, not SIGTERM: a terminated leader hands its leadership over, a step the
+	 * scenario did not ask for; the trace ends in the state etcdctl last reported. */
+	progress(&ss, "stopping the cluster");
+	for (unsigned i = 0; i < cl.n; i++)
+		if (etcd_cluster_pid(&cl, i) > 0)
+			etcd_cluster_kill(&cl, i);
+	etcd_cluster_stop(&cl);
+	started = false;
+	bg = false;
+	uint64_t lost = 0;
+	if (collect_bg_stop(col) < 0 || collect_drain(col) < 0 || collect_finish(col, &lost) < 0) {
+		cli_fail(c, "%s", collect_error(col));
+		goto out;
+	}
+	const struct collect_stats *st = collect_stats(col);
+	int crc = spt_writer_close(w, &d);
+	w = NULL;
+	if (crc) {
+		cli_fail(c, "%s", d.msg);
+		goto out;
+	}
+	unsigned bad;
+	if (c->json) {
+		printf("{\"output\":");
+		cli_json_str(stdout, o->out);
+		printf(",\"work_dir\":");
+		cli_json_str(stdout, dir);
+		printf(",\"scenario\":\"%s\",\"seed\":%" PRIu64 ",\"events\":%" PRIu64 ",\"lost\":%" PRIu64
+		       ",\"sends\":%" PRIu64 ",\"receives\":%" PRIu64 ",\"paired\":%" PRIu64 ",\"unpaired_receives\":%" PRIu64
+		       ",\"unpaired_sends\":%" PRIu64 ",\"foreign\":%" PRIu64 ",\"late\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"entry_branch\":%u,\"ret\":%u},\"probe_hits\":{",
+		       o->scenario, o->seed, st->events, lost, st->sends, st->receives, st->paired, st->unpaired_receives,
+		       st->unpaired_sends, st->foreign, st->late, ps.entry, ps.entry_branch, ps.ret);
+		const struct etcd_shape_stats *es = etcd_shape_stats(shape);
+		for (unsigned k = 0; k < ETCD_NPROBES; k++)
+			printf("%s\"%u\":%" PRIu64, k ? "," : "", (k + 1) * 10, es->probes_seen[k]);
+		printf("},\"reentries\":%" PRIu64 ",\"unknown_log_terms\":%" PRIu64 ",\"leader\":\"n%d\",\"term\":%" PRIu64
+		       ",\"first_leader\":\"n%d\",\"first_term\":%" PRIu64,
+		       es->reentries, es->unknown_terms, sc.last.index + 1, sc.last.term, sc.first.index + 1, sc.first.term);
+		if (sc.has_load)
+			printf(",\"puts\":{\"issued\":%" PRIu64 ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f}",
+			       sc.load.puts, sc.load.acked, sc.load.failed, sc.load.per_second, sc.load.p50_ms, sc.load.p99_ms);
+		printf(",\"members\":");
+		bad = compare_final(&sc, shape, true, stdout);
+		printf(",\"final_match\":%s}\n", bad ? "false" : "true");
+	} else {
+		bad = compare_final(&sc, shape, false, stderr);
+		printf("recorded %" PRIu64 " events (%" PRIu64 " lost; %" PRIu64 " messages sent, %" PRIu64
+		       " received, all paired: %s) of %s on %u members into %s\n",
+		       st->events, lost, st->sends, st->receives, st->unpaired_receives ? "no" : "yes", o->scenario, o->nodes,
+		       o->out);
+		if (sc.has_load)
+			printf("puts: %" PRIu64 " acknowledged, %" PRIu64 " failed\n", sc.load.acked, sc.load.failed);
+		printf("end state of every live member (term, commit, leader) %s etcdctl\n", bad ? "DIFFERS from" : "agrees with");
+	}
+	if (bad) {
+		cli_fail(c, "the trace's end state differs from etcdctl's for %u member(s)", bad);
+		goto out;
+	}
+	if (lost && !o->allow_loss) {
+		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
+		goto out;
+	}
+	rc = CLI_OK;
+out:
+	if (bg)
+		collect_bg_stop(col);
+	if (started)
+		etcd_cluster_stop(&cl);
+	if (made_dir) /* the members' data dirs and logs go too */
+		sup_rm_rf(dir);
+	collect_free(col);
+	etcd_shape_free(shape);
+	if (w)
+		spt_writer_abandon(w); /* what was flushed stays readable, marked as not closed */
+	uprobe_loader_close(l);
+	return rc;
+}
+
+int record_etcd(int argc, char **argv)
+{
+	struct cli c = { .cmd = "record", .usage = usage };
+	struct rec_opts o = { .nodes = 3, .etcd = "/usr/bin/etcd", .seed = 1 };
+	static const struct option longopts[] = {
+		{ "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 'S' },     { "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },          { "allow-loss", no_argument, NULL, 'L' },
+		{ "etcd", required_argument, NULL, 'E' },     { "json", no_argument, NULL, 'j' },
+		{ "putload", required_argument, NULL, 'P' },  { "log-terms", required_argument, NULL, 'T' },
+		{ "acked", required_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+	};
+	cli_begin(&c, argc, argv);
+	int opt;
+	uint64_t v;
+	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's': o.scenario = optarg; break;
+		case 'n':
+			if (!cli_parse_u64(&c, "--nodes", optarg, &v))
+				return CLI_USAGE;
+			if (v < 3 || v > ETCD_MAX_MEMBERS)
+				return cli_usage_error(&c, "--nodes: %" PRIu64 " is not in 3..%d", v, ETCD_MAX_MEMBERS);
+			o.nodes = (unsigned)v;
+			break;
+		case 'S':
+			if (!cli_parse_u64(&c, "--seed", optarg, &o.seed))
+				return CLI_USAGE;
+			break;
+		case 'T':
+			if (!cli_parse_u64(&c, "--log-terms", optarg, &v))
+				return CLI_USAGE;
+			if (v < 1 || v > 1000000)
+				return cli_usage_error(&c, "--log-terms: %" PRIu64 " is not in 1..1000000", v);
+			o.log_terms = (size_t)v;
+			break;
+		case 'P': o.putload = optarg; break;
+		case 'A': o.acked = optarg; break;
+		case 'o': o.out = optarg; break;
+		case 'f': o.force = true; break;
+		case 'L': o.allow_loss = true; break;
+		case 'E': o.etcd = optarg; break;
+		case 'j': break;
+		default: return cli_other_opt(&c, opt, argv);
+		}
+	}
+	if (optind >= argc || strcmp(argv[optind], "etcd"))
+		return cli_usage_error(&c, "spectap record etcd: the system must come first");
+	if (optind + 1 != argc)
+		return cli_usage_error(&c, "unexpected argument '%s'", argv[optind + 1]);
+	if (!o.scenario)
+		return cli_usage_error(&c, "--scenario is required (%s)", ETCD_SCENARIOS);
+	if (!etcd_scenario_known(o.scenario))
+		return cli_usage_error(&c, "unknown scenario '%s' (known: %s)", o.scenario, ETCD_SCENARIOS);
+	if (!o.out)
+		return cli_usage_error(&c, "-o OUT.spt is required");
+	return record(&c, &o);
+}
