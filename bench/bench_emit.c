@@ -1,22 +1,29 @@
 /* bench_emit: what one spt_emit(record, len) costs (include/spectap/emit.h) for a ~600-byte
- * record like the ZooKeeper agent's, in three conditions measured in one run:
+ * record shaped like the ZooKeeper agent's, in three conditions measured in one run:
  *   none   nothing attached (the semaphore and the tracepoint's enabled flag read as off);
- *   usdt   probes/usdt_loader attached to this executable's spectap:event, the ring buffer
- *          drained by a thread every 10 ms; every record is checked and the loss counted;
- *   lttng  a collector/lttng_reader session (reader defaults: blocking channel) started before
- *          the timed calls; the trace is read back and the records counted.
+ *   usdt   probes/usdt_loader attached to this executable's spectap:event (64 MiB ring buffer)
+ *          and drained by a thread every 10 ms; every record is checked, the loss counted;
+ *   lttng  a collector/lttng_reader session (blocking channel, 8 x 4 MiB per CPU), started
+ *          before the calls; the trace is read back and this process's records counted.
+ * With USDT and LTTng, a record written into buffer pages for the first time costs several
+ * times what one written into pages used before does (bench/RESULTS.md). A capture of a
+ * ZooKeeper election (hundreds of records) only writes fresh pages, a long capture mostly reused
+ * ones, so both are measured: `<cond>` is the first pass (every timed record in pages not
+ * written before), `<cond>_warm` follows a pass over the whole buffer.
  *
- *	bench_emit [--calls N]      (default 20000 timed calls per condition, after 1000 untimed)
+ *	bench_emit [--calls N]     (timed calls per figure, default 20000, after 1000 untimed)
  *
  * Prints `emit_ns_<cond> N` (median of batches of 100 calls, ns per call: the path's own cost),
- * `emit_mean_ns_<cond> N` (all calls, wall: page faults and blocking included) and
- * `emit_cpu_ns_<cond> N` (this thread's CPU per call: the uprobe trap is charged to it, a busy
- * machine does not inflate it). usdt and lttng need root; without it they are skipped.
- * LTTng blocks instead of discarding only in a process started with LTTNG_UST_ALLOW_BLOCKING=1,
- * read when liblttng-ust initializes (before main): without it, this program sets it and
- * re-executes itself. Exit status: 0 done, 1 failed, 2 usage. */
+ * `emit_mean_ns_<cond> N` (all calls, wall: preemption and blocking included) and
+ * `emit_cpu_ns_<cond> N` (this thread's CPU per call: the uprobe is charged to it; a busy machine
+ * does not inflate it). usdt and lttng need root; without it they are skipped. LTTng blocks
+ * instead of discarding only in a process started with LTTNG_UST_ALLOW_BLOCKING=1, read when
+ * liblttng-ust initializes (before main): without it, this program sets it and re-executes
+ * itself. Exit status: 0 done, 1 failed (a figure could not be measured, or a record was lost),
+ * 2 usage. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,9 +38,13 @@
 
 #define BATCH 100
 #define WARMUP 1000
-#ifndef RING_BYTES
-#define RING_BYTES (64u << 20) /* holds 65,000 records of this size: far more than 10 ms of them */
-#endif
+#define USDT_RING (64u << 20)
+/* Bytes a record takes in the USDT ring: the BPF ring buffer's 8-byte header, usdt.h's 40-byte
+ * record header, the data rounded up to its size class. */
+#define USDT_SLOT(len) (8 + 40 + usdt_class(len))
+#define LTTNG_SUBBUF (4u << 20)
+#define LTTNG_NSUBBUF 8
+#define LTTNG_SLOT(len) ((len) + 64) /* lttng_reader.h: about 64 bytes more than the record */
 
 static long g_calls = 20000;
 static char g_rec[SPT_EMIT_MAX];
@@ -62,6 +73,17 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static size_t usdt_class(size_t len)
+{
+	static const size_t cls[] = {USDT_CLASS0, USDT_CLASS1, USDT_CLASS2,
+				     USDT_CLASS3, USDT_CLASS4, USDT_CLASS5};
+
+	for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++)
+		if (len <= cls[i])
+			return cls[i];
+	return USDT_CLASS5;
+}
+
 static void vote(struct spt_jw *w, const char *key, int64_t leader, int64_t zxid, int64_t epoch)
 {
 	spt_jw_begin(w, key);
@@ -73,8 +95,8 @@ static void vote(struct spt_jw *w, const char *key, int64_t leader, int64_t zxid
 	spt_jw_end(w);
 }
 
-/* A zk.recvset.put record of a 3-server election, shaped as the agent builds it
- * (systems/zookeeper/README.md): the full state after the step, the args and meta. */
+/* A zk.recvset.put record as the agent builds it (systems/zookeeper/README.md): the server's
+ * whole state after the step (two votes received so far), the args and meta. */
 static int build_record(void)
 {
 	struct spt_jw w;
@@ -92,7 +114,6 @@ static int build_record(void)
 	spt_jw_int(&w, "currentEpoch", 1);
 	spt_jw_int(&w, "acceptedEpoch", 1);
 	spt_jw_begin(&w, "recvset");
-	vote(&w, "1", 3, 4294967296, 2);
 	vote(&w, "2", 3, 4294967296, 2);
 	vote(&w, "3", 3, 4294967296, 2);
 	spt_jw_end(&w);
@@ -112,37 +133,41 @@ static int build_record(void)
 	return spt_jw_finish(&w, &g_len);
 }
 
-/* WARMUP untimed calls, then g_calls timed ones; prints the three figures of cond. Exactly the
+/* n calls, untimed. */
+static int emit_n(long n)
+{
+	for (long i = 0; i < n; i++)
+		if (spt_emit(g_rec, g_len))
+			return -EIO;
+	return 0;
+}
+
+/* warmup untimed calls, then g_calls timed ones; prints the three figures of cond. Exactly the
  * transports want must listen throughout: an LTTng session of another program that enables
  * spectap:event for every process would add its cost unseen. */
-static int measure(const char *cond, unsigned want)
+static int measure(const char *cond, unsigned want, long warmup)
 {
 	long nb = (g_calls + BATCH - 1) / BATCH;
 	double *batch, t0, t1, c0, c1;
+	int rc = -EIO;
 
 	if (spt_emit_listeners() != want) {
-		fprintf(stderr, "bench_emit: %s: listeners %u before the calls, expected %u (another "
-				"LTTng session enabling spectap:event?)\n", cond, spt_emit_listeners(), want);
+		fprintf(stderr, "bench_emit: %s: listeners %u, expected %u (another LTTng session "
+				"enabling spectap:event?)\n", cond, spt_emit_listeners(), want);
 		return -EBUSY;
 	}
 	if (!(batch = calloc((size_t)nb, sizeof(*batch))))
 		return -ENOMEM;
-	for (long i = 0; i < WARMUP; i++)
-		if (spt_emit(g_rec, g_len)) {
-			free(batch);
-			return -EIO;
-		}
+	if (emit_n(warmup))
+		goto out;
 	t0 = now_ns(CLOCK_MONOTONIC);
 	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (long b = 0; b < nb; b++) {
 		long end = (b + 1) * BATCH < g_calls ? (b + 1) * BATCH : g_calls;
 		double tb = now_ns(CLOCK_MONOTONIC);
 
-		for (long i = b * BATCH; i < end; i++)
-			if (spt_emit(g_rec, g_len)) {
-				free(batch);
-				return -EIO;
-			}
+		if (emit_n(end - b * BATCH))
+			goto out;
 		batch[b] = (now_ns(CLOCK_MONOTONIC) - tb) / (double)(end - b * BATCH);
 	}
 	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -150,16 +175,17 @@ static int measure(const char *cond, unsigned want)
 	if (spt_emit_listeners() != want) {
 		fprintf(stderr, "bench_emit: %s: listeners %u after the calls, expected %u\n", cond,
 			spt_emit_listeners(), want);
-		free(batch);
-		return -EBUSY;
+		rc = -EBUSY;
+		goto out;
 	}
 	qsort(batch, (size_t)nb, sizeof(*batch), cmp_double);
 	printf("emit_ns_%s %.1f\n", cond, batch[nb / 2]);
 	printf("emit_mean_ns_%s %.1f\n", cond, (t1 - t0) / (double)g_calls);
 	printf("emit_cpu_ns_%s %.1f\n", cond, (c1 - c0) / (double)g_calls);
-	fflush(stdout);
+	rc = 0;
+out:
 	free(batch);
-	return 0;
+	return rc;
 }
 
 /* ---- USDT ----------------------------------------------------------------------------------- */
@@ -167,8 +193,8 @@ static int measure(const char *cond, unsigned want)
 struct usdt_ctx {
 	struct usdt_loader *l;
 	atomic_bool stop;
-	int err;                 /* first drain error */
-	uint64_t received, bad;  /* bad: not our record byte for byte, or flagged */
+	int err;                /* first drain error */
+	uint64_t received, bad; /* bad: not our record byte for byte, or flagged */
 };
 
 static int on_usdt(void *ctx, const struct usdt_record *rec, const uint8_t *data, size_t len)
@@ -196,9 +222,23 @@ static void *usdt_drainer(void *arg)
 	return NULL;
 }
 
-static int bench_usdt(void)
+/* The fresh pass, a pass over the whole ring (untimed), the warm figure. */
+static int usdt_passes(void)
 {
-	struct usdt_loader_opts o = {.ringbuf_bytes = RING_BYTES};
+	long slots = (long)(USDT_RING / USDT_SLOT(g_len));
+	int rc;
+
+	if (g_calls + WARMUP > slots)
+		printf("# usdt: %ld calls do not fit in one pass (%ld records): emit_ns_usdt is partly warm\n",
+		       g_calls + WARMUP, slots);
+	if ((rc = measure("usdt", SPT_EMIT_USDT, WARMUP)) < 0)
+		return rc;
+	return measure("usdt_warm", SPT_EMIT_USDT, slots + WARMUP);
+}
+
+static int bench_usdt(long emitted)
+{
+	struct usdt_loader_opts o = {.ringbuf_bytes = USDT_RING};
 	struct usdt_ctx u = {0};
 	struct usdt_counters c = {0};
 	pthread_t th;
@@ -220,16 +260,11 @@ static int bench_usdt(void)
 		usdt_loader_close(u.l);
 		return rc;
 	}
-	if (!(spt_emit_listeners() & SPT_EMIT_USDT)) {
-		fprintf(stderr, "bench_emit: usdt attached but its semaphore is not set\n");
-		usdt_loader_close(u.l);
-		return -EIO;
-	}
 	if ((rc = pthread_create(&th, NULL, usdt_drainer, &u))) {
 		usdt_loader_close(u.l);
 		return -rc;
 	}
-	rc = measure("usdt", SPT_EMIT_USDT);
+	rc = usdt_passes();
 	atomic_store(&u.stop, true);
 	pthread_join(th, NULL);
 	while ((n = usdt_drain(u.l, on_usdt, &u)) > 0)
@@ -237,26 +272,26 @@ static int bench_usdt(void)
 	if (n < 0 && !u.err)
 		u.err = (int)n;
 	usdt_counters_sum(u.l, &c);
+	usdt_loader_close(u.l);
 	printf("usdt_received %llu\nusdt_lost %llu\n", (unsigned long long)u.received,
 	       (unsigned long long)c.lost);
-	if (rc == 0 && (u.err || u.bad || c.lost || c.too_large || c.faults ||
-			u.received != (uint64_t)(g_calls + WARMUP) || c.seq != u.received)) {
-		fprintf(stderr, "bench_emit: usdt: %llu received of %ld emitted (%llu not our record), "
-				"counters seq %llu lost %llu too_large %llu faults %llu, drain %s\n",
-			(unsigned long long)u.received, g_calls + WARMUP, (unsigned long long)u.bad,
+	if (rc == 0 && (u.err || u.bad || c.lost || c.too_large || c.faults || c.seq != u.received ||
+			u.received != (uint64_t)emitted)) {
+		fprintf(stderr, "bench_emit: usdt: %llu received of %ld emitted (%llu altered), counters "
+				"seq %llu lost %llu too_large %llu faults %llu, drain %s\n",
+			(unsigned long long)u.received, emitted, (unsigned long long)u.bad,
 			(unsigned long long)c.seq, (unsigned long long)c.lost,
 			(unsigned long long)c.too_large, (unsigned long long)c.faults,
 			u.err ? strerror(-u.err) : "ok");
 		rc = -EIO;
 	}
-	usdt_loader_close(u.l);
 	return rc;
 }
 
 /* ---- LTTng ---------------------------------------------------------------------------------- */
 
 struct lttng_count {
-	uint64_t mine, bad, foreign; /* foreign: other processes traced by the same session */
+	uint64_t mine, bad, foreign; /* foreign: other processes that the same session traced */
 };
 
 static int on_lttng(void *ctx, const struct lttng_reader_record *rec)
@@ -272,15 +307,38 @@ static int on_lttng(void *ctx, const struct lttng_reader_record *rec)
 	return 0;
 }
 
-static int bench_lttng(void)
+/* LTTng's buffers are per CPU: this thread stays on one CPU, so that the fresh pass writes
+ * only fresh pages and the pass before the warm figure wraps the very buffer it then uses. */
+static int lttng_passes(void)
 {
+	long slots = (long)((uint64_t)LTTNG_SUBBUF * LTTNG_NSUBBUF / LTTNG_SLOT(g_len));
+	int cpu = sched_getcpu(), rc;
+	cpu_set_t one, all;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	if (pthread_getaffinity_np(pthread_self(), sizeof(all), &all) ||
+	    pthread_setaffinity_np(pthread_self(), sizeof(one), &one))
+		return -EIO;
+	if (g_calls + WARMUP > slots)
+		printf("# lttng: %ld calls do not fit in one pass (%ld records): emit_ns_lttng is partly warm\n",
+		       g_calls + WARMUP, slots);
+	if ((rc = measure("lttng", SPT_EMIT_LTTNG, WARMUP)) == 0)
+		rc = measure("lttng_warm", SPT_EMIT_LTTNG, slots + WARMUP);
+	pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+	return rc;
+}
+
+static int bench_lttng(long emitted)
+{
+	struct lttng_reader_opts o = {.subbuf_size = LTTNG_SUBBUF, .num_subbuf = LTTNG_NSUBBUF};
 	struct lttng_reader *r = NULL;
 	const struct lttng_reader_stats *s;
 	struct lttng_count c = {0};
 	char err[768];
-	int rc, n = 0;
+	int rc, n;
 
-	if ((rc = lttng_reader_open(&r, NULL, err, sizeof(err))) < 0) {
+	if ((rc = lttng_reader_open(&r, &o, err, sizeof(err))) < 0) {
 		fprintf(stderr, "bench_emit: lttng: %s\n", err);
 		return rc;
 	}
@@ -290,30 +348,24 @@ static int bench_lttng(void)
 	 * daemon it had not found comes up): emit once the tracepoint reads as enabled. */
 	for (int i = 0; i < 1000 && !(spt_emit_listeners() & SPT_EMIT_LTTNG); i++)
 		sleep_ms(10);
-	if (!(spt_emit_listeners() & SPT_EMIT_LTTNG)) {
-		fprintf(stderr, "bench_emit: lttng: spectap:event not enabled in this process after 10 s\n");
-		lttng_reader_close(r);
-		return -ETIMEDOUT;
-	}
-	if ((rc = measure("lttng", SPT_EMIT_LTTNG)) < 0) {
+	if ((rc = lttng_passes()) < 0) {
 		lttng_reader_close(r);
 		return rc;
 	}
-	if ((rc = lttng_reader_stop(r)) < 0 || (n = lttng_reader_read(r, on_lttng, &c)) < 0) {
-		rc = rc < 0 ? rc : n;
+	if ((rc = lttng_reader_stop(r)) < 0 || (rc = n = lttng_reader_read(r, on_lttng, &c)) < 0)
 		goto fail;
-	}
 	s = lttng_reader_stats(r);
 	printf("lttng_records %llu\nlttng_discarded %llu\n", (unsigned long long)c.mine,
 	       (unsigned long long)(s->discarded_events + s->channel_discarded));
 	if (c.foreign)
 		printf("# lttng: %llu records of other processes in the session (not counted)\n",
 		       (unsigned long long)c.foreign);
-	if (c.bad || c.mine != (uint64_t)(g_calls + WARMUP) || s->discarded_events ||
-	    s->discarded_packets || s->channel_discarded || s->channel_lost_packets) {
+	rc = 0;
+	if (c.bad || c.mine != (uint64_t)emitted || s->discarded_events || s->discarded_packets ||
+	    s->channel_discarded || s->channel_lost_packets) {
 		fprintf(stderr, "bench_emit: lttng: %llu records read of %ld emitted (%llu altered), "
 				"discarded %llu events %llu packets (channel: %llu, %llu lost packets)\n",
-			(unsigned long long)c.mine, g_calls + WARMUP, (unsigned long long)c.bad,
+			(unsigned long long)c.mine, emitted, (unsigned long long)c.bad,
 			(unsigned long long)s->discarded_events, (unsigned long long)s->discarded_packets,
 			(unsigned long long)s->channel_discarded,
 			(unsigned long long)s->channel_lost_packets);
@@ -330,18 +382,17 @@ fail:
 int main(int argc, char **argv)
 {
 	const char *blocking = getenv("LTTNG_UST_ALLOW_BLOCKING");
+	long usdt_n, lttng_n;
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
 		char *end;
 
-		if (!strcmp(argv[i], "--calls") && i + 1 < argc) {
-			g_calls = strtol(argv[++i], &end, 10);
-			if (*end || g_calls < BATCH || g_calls > 100000000)
-				goto usage;
-		} else {
+		if (strcmp(argv[i], "--calls") || i + 1 == argc)
 			goto usage;
-		}
+		g_calls = strtol(argv[++i], &end, 10);
+		if (*end || g_calls < BATCH || g_calls > 10000000)
+			goto usage;
 	}
 	if (!blocking || strcmp(blocking, "1")) {
 		if (setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 1) == 0)
@@ -355,17 +406,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("record_bytes %zu\ncalls %ld\n", g_len, g_calls);
-	failed |= measure("none", 0) < 0;
+	failed |= measure("none", 0, WARMUP) < 0;
 	if (geteuid() != 0) {
 		printf("# usdt, lttng: skipped (need root: BPF, the LTTng session daemon)\n");
 		return failed;
 	}
-	failed |= bench_usdt() < 0;
-	if (spt_emit_listeners()) {
-		fprintf(stderr, "bench_emit: spectap:event still listened to after closing the USDT loader\n");
-		failed = 1;
-	}
-	failed |= bench_lttng() < 0;
+	usdt_n = 2 * (WARMUP + g_calls) + (long)(USDT_RING / USDT_SLOT(g_len));
+	failed |= bench_usdt(usdt_n) < 0;
+	lttng_n = 2 * (WARMUP + g_calls) + (long)((uint64_t)LTTNG_SUBBUF * LTTNG_NSUBBUF / LTTNG_SLOT(g_len));
+	failed |= bench_lttng(lttng_n) < 0;
 	return failed;
 usage:
 	fprintf(stderr, "usage: bench_emit [--calls N]   (N >= %d)\n", BATCH);

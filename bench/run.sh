@@ -2,7 +2,10 @@
 # Runs build/bench/bench_trace 3 times (1,000,000 events each, one core) and prints the median
 # write and read throughput and the file size per event, against the targets; then
 # build/bench/bench_etcd, the cost of capturing etcd (issue 6, about 2 minutes; needs root and
-# /usr/bin/etcd, skipped with a message otherwise, or with BENCH_ETCD=0).
+# /usr/bin/etcd, skipped with a message otherwise, or with BENCH_ETCD=0); then the ZooKeeper capture
+# (issue 3): build/bench/bench_emit and build/bench/bench_zk_election (about 4 minutes; needs root
+# and /usr/share/java/zookeeper.jar, skipped with a message otherwise, or with BENCH_ZK=0;
+# BENCH_ZK_RUNS runs per configuration, default 10).
 #	BUILD=build sh bench/run.sh [events]
 set -eu
 build=${BUILD:-build}
@@ -68,4 +71,24 @@ else
 		[ -x "$build/$b" ] || { echo "bench: $build/$b not built (make bench)" >&2; exit 1; }
 	done
 	"$build/bench/bench_etcd" || { echo "bench: bench_etcd failed" >&2; exit 1; }
+fi
+
+# The ZooKeeper capture (issue 3): spt_emit per record (nothing attached, USDT, LTTng), then
+# election and re-election time with and without the JVMTI agent and a USDT collector.
+if [ "${BENCH_ZK:-1}" = 0 ]; then
+	echo "bench_zk: skipped (BENCH_ZK=0)"
+elif [ "$(id -u)" != 0 ]; then
+	echo "bench_zk: skipped (needs root: BPF, the LTTng session daemon)"
+elif [ ! -f /usr/share/java/zookeeper.jar ]; then
+	echo "bench_zk: skipped (no /usr/share/java/zookeeper.jar: apt-get install zookeeper)"
+else
+	for b in bench/bench_emit bench/bench_zk_election libspectap_zk_agent.so; do
+		[ -e "$build/$b" ] || { echo "bench: $build/$b not built (make bench)" >&2; exit 1; }
+	done
+	# Other work on the machine moves these figures: say how busy it was.
+	echo "bench_zk: load $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+	"$build/bench/bench_emit" || { echo "bench: bench_emit failed" >&2; exit 1; }
+	SPECTAP_ZK_AGENT="$build/libspectap_zk_agent.so" "$build/bench/bench_zk_election" \
+		--runs "${BENCH_ZK_RUNS:-10}" || { echo "bench: bench_zk_election failed" >&2; exit 1; }
+	echo "bench_zk: load $(cut -d' ' -f1-3 /proc/loadavg) after"
 fi

@@ -266,6 +266,8 @@ static int write_one(struct ecol *c, const struct held *h)
 
 int ecol_release(struct ecol *c, uint64_t before_ns)
 {
+	if (!c->n_held)
+		return 0;
 	qsort(c->held, c->n_held, sizeof(*c->held), by_time);
 	size_t k = 0;
 	int rc = 0;
@@ -273,8 +275,10 @@ int ecol_release(struct ecol *c, uint64_t before_ns)
 		rc = write_one(c, &c->held[k++]);
 	for (size_t i = 0; i < k; i++)
 		free(c->held[i].data);
-	memmove(c->held, c->held + k, (c->n_held - k) * sizeof(*c->held));
-	c->n_held -= k;
+	if (k) {
+		memmove(c->held, c->held + k, (c->n_held - k) * sizeof(*c->held));
+		c->n_held -= k;
+	}
 	c->st.held = c->n_held;
 	return rc < 0 ? rc : (int)k;
 }

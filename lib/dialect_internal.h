@@ -24,6 +24,22 @@ extern const struct dialect_ops dialect_json, dialect_etcd, dialect_sysmobench;
 /* Message fields in the order etcd-io/raft writes them (NULL-terminated). */
 extern const char *const etcd_msg_order[];
 
+/* ---- sysmobench: the envelope, and its ZooKeeper dialect (dialect_sysmobench_zk.c) ---- */
+
+/* Opens an event line: {"tag":"trace","ts":"<ns>","event": (the event object follows). */
+void smb_line_start(struct spt_buf *b, uint64_t ts_ns);
+/* The ZooKeeper dialect's state for one export: step counter and message pairing. */
+struct smb_zk;
+int smb_zk_new(struct smb_zk **out);
+void smb_zk_free(struct smb_zk *zk);
+/* A ZooKeeper event kind ("zk.*"). */
+bool smb_zk_kind(const char *kind);
+/* A node as the dialect names it: "s" + the server id, as a JSON string. */
+int smb_zk_put_node(struct spt_export *ex, struct spt_buf *b, const char *name);
+/* Appends ev's line, or counts ev as dropped when the dialect has no event for it. */
+int smb_zk_export_event(struct spt_export *ex, struct smb_zk *zk, const struct spt_event *ev,
+			struct spt_buf *b);
+
 /* The arena of the line being imported (values built by a dialect live there). */
 struct spt_arena *import_arena(struct spt_import *im);
 /* Header fields a dialect learnt (config line, header line); strings are copied. */

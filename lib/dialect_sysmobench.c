@@ -3,6 +3,7 @@
  * {"tag":"trace","ts":"<ns>","event":{"name","nid","state":{...},"msg":{...}}} per event.
  * The envelope has no message direction or id: on export a message is written as "msg" with its
  * type, from and to; on import "msg" and any other event field are kept in args.
+ * A ZooKeeper trace is exported in the ZooKeeper dialect instead (dialect_sysmobench_zk.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -58,16 +59,59 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 	return 1;
 }
 
-static int smb_export_begin(struct spt_export *ex, struct spt_buf *b)
+/*
+ * What an export remembers between lines: whether the trace is ZooKeeper's, known from the
+ * header or, when it names no system (an imported file), from the first event's kind; and the
+ * ZooKeeper dialect's step counter and message pairing. dialect.c keeps nothing per export for
+ * a dialect, so this file keeps it for the export begun last (cmd_export makes one per process);
+ * an event of another export starts afresh. Only compared, the pointer is never followed.
+ */
+enum smb_mode { SMB_UNDECIDED, SMB_GENERIC, SMB_ZK };
+static struct {
+	const struct spt_export *ex;
+	enum smb_mode mode;
+	bool config_pending; /* begin left the config line to the first event */
+	struct smb_zk *zk;
+} cur;
+
+static void start(const struct spt_export *ex)
+{
+	const char *sys = export_header(ex)->system;
+	smb_zk_free(cur.zk);
+	cur.zk = NULL;
+	cur.ex = ex;
+	cur.config_pending = false;
+	cur.mode = !sys || !*sys ? SMB_UNDECIDED : !strcmp(sys, "zookeeper") ? SMB_ZK : SMB_GENERIC;
+}
+
+void smb_line_start(struct spt_buf *b, uint64_t ts_ns)
+{
+	spt_buf_printf(b, "{\"tag\":\"trace\",\"ts\":\"%" PRIu64 "\",\"event\":", ts_ns);
+}
+
+/* ZooKeeper's servers are "s<id>", as its events' nodes. */
+static int put_config(struct spt_export *ex, struct spt_buf *b)
 {
 	const struct spt_header *h = export_header(ex);
 	spt_buf_puts(b, "{\"tag\":\"config\",\"ts\":\"0\",\"config\":{\"servers\":[");
 	for (size_t i = 0; i < h->n_nodes; i++) {
 		if (i)
 			spt_buf_putc(b, ',');
-		spt_buf_json_str(b, h->nodes[i], strlen(h->nodes[i]));
+		if (cur.mode != SMB_ZK)
+			spt_buf_json_str(b, h->nodes[i], strlen(h->nodes[i]));
+		else if (smb_zk_put_node(ex, b, h->nodes[i]))
+			return -ENOMEM;
 	}
 	spt_buf_puts(b, "]}}\n");
+	return 0;
+}
+
+static int smb_export_begin(struct spt_export *ex, struct spt_buf *b)
+{
+	start(ex);
+	if (cur.mode != SMB_UNDECIDED)
+		return put_config(ex, b);
+	cur.config_pending = true;
 	return 0;
 }
 
@@ -79,11 +123,12 @@ static void put_field(struct spt_buf *b, const char *k, spt_val *v, struct spt_j
 	spt_json_write(b, v, 0, loss);
 }
 
-static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b)
+static int generic_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b)
 {
 	struct spt_arena *a = export_arena(ex);
 	struct spt_json_loss loss = { 0 };
-	spt_buf_printf(b, "{\"tag\":\"trace\",\"ts\":\"%" PRIu64 "\",\"event\":{\"name\":", ev->ts_ns);
+	smb_line_start(b, ev->ts_ns);
+	spt_buf_puts(b, "{\"name\":");
 	spt_buf_json_str(b, ev->kind, strlen(ev->kind));
 	spt_buf_puts(b, ",\"nid\":");
 	spt_buf_json_str(b, ev->node, strlen(ev->node));
@@ -116,6 +161,25 @@ static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, s
 	export_drop(ex, "meta fields", ev->meta ? 1 : 0);
 	export_drop_common(ex, ev, &loss);
 	return 0;
+}
+
+static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b)
+{
+	int rc;
+	if (cur.ex != ex)
+		start(ex);
+	if (cur.mode == SMB_UNDECIDED)
+		cur.mode = smb_zk_kind(ev->kind) ? SMB_ZK : SMB_GENERIC;
+	if (cur.config_pending) {
+		cur.config_pending = false;
+		if ((rc = put_config(ex, b)))
+			return rc;
+	}
+	if (cur.mode == SMB_GENERIC)
+		return generic_event(ex, ev, b);
+	if (!cur.zk && (rc = smb_zk_new(&cur.zk)))
+		return rc;
+	return smb_zk_export_event(ex, cur.zk, ev, b);
 }
 
 const struct dialect_ops dialect_sysmobench = {

@@ -229,7 +229,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	memset(&sc, 0, sizeof(sc));
 	sup_install_handlers();
 	const char *names[ZK_MAX_SERVERS];
-	char name_buf[ZK_MAX_SERVERS][8];
+	char name_buf[ZK_MAX_SERVERS][12];
 	for (unsigned i = 0; i < o->nodes; i++) {
 		snprintf(name_buf[i], sizeof(name_buf[i]), "%u", i + 1);
 		names[i] = name_buf[i];
@@ -273,9 +273,13 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
 		goto out;
 	}
-	/* SIGKILL, not SIGTERM: a server shutting down steps through states the scenario did not
-	 * ask for; the trace ends in the state srvr last reported. */
+	/* Freeze every server first, then SIGKILL: a server that sees another one go (or shut
+	 * down on SIGTERM) steps through states the scenario did not ask for; the trace ends in
+	 * the state srvr last reported. */
 	progress(&ss, "stopping the ensemble");
+	for (unsigned i = 0; i < e.n; i++)
+		if (zk_ensemble_pid(&e, i) > 0 && !e.s[i].paused)
+			zk_ensemble_pause(&e, i);
 	for (unsigned i = 0; i < e.n; i++)
 		if (zk_ensemble_pid(&e, i) > 0)
 			zk_ensemble_kill(&e, i);
