@@ -133,10 +133,12 @@ static int build_record(void)
 	return spt_jw_finish(&w, &g_len);
 }
 
-/* n calls, untimed. */
+static long g_emitted; /* spt_emit calls that returned 0 */
+
+/* n calls. */
 static int emit_n(long n)
 {
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++, g_emitted++)
 		if (spt_emit(g_rec, g_len))
 			return -EIO;
 	return 0;
@@ -193,15 +195,17 @@ out:
 struct usdt_ctx {
 	struct usdt_loader *l;
 	atomic_bool stop;
-	int err;                /* first drain error */
-	uint64_t received, bad; /* bad: not our record byte for byte, or flagged */
+	int err;                    /* first drain error */
+	atomic_long received;       /* read by the emitting thread to wait for the drain */
+	long base;                  /* g_emitted when attached */
+	uint64_t bad;               /* not our record byte for byte, or flagged */
 };
 
 static int on_usdt(void *ctx, const struct usdt_record *rec, const uint8_t *data, size_t len)
 {
 	struct usdt_ctx *u = ctx;
 
-	u->received++;
+	atomic_fetch_add(&u->received, 1);
 	if (rec->flags || rec->pid != (uint32_t)getpid() || len != g_len || memcmp(data, g_rec, len))
 		u->bad++;
 	return 0;
@@ -222,8 +226,22 @@ static void *usdt_drainer(void *arg)
 	return NULL;
 }
 
-/* The fresh pass, a pass over the whole ring (untimed), the warm figure. */
-static int usdt_passes(void)
+/* Waits (at most 10 s) until the drain thread has taken every record emitted so far. */
+static int usdt_wait_drained(struct usdt_ctx *u)
+{
+	for (int i = 0; i < 10000 && atomic_load(&u->received) < g_emitted - u->base; i++)
+		sleep_ms(1);
+	if (atomic_load(&u->received) >= g_emitted - u->base)
+		return 0;
+	fprintf(stderr, "bench_emit: usdt: %ld records not received after 10 s (lost?)\n",
+		g_emitted - u->base - atomic_load(&u->received));
+	return -ETIMEDOUT;
+}
+
+/* The fresh pass, a pass over the whole ring (untimed), the warm figure. Each timed pass starts
+ * on an empty ring, and the untimed one goes by quarters, each once the drain has caught up: the
+ * emitter fills the ring far faster than a drain thread on a busy machine can be sure to run. */
+static int usdt_passes(struct usdt_ctx *u)
 {
 	long slots = (long)(USDT_RING / USDT_SLOT(g_len));
 	int rc;
@@ -233,10 +251,15 @@ static int usdt_passes(void)
 		       g_calls + WARMUP, slots);
 	if ((rc = measure("usdt", SPT_EMIT_USDT, WARMUP)) < 0)
 		return rc;
-	return measure("usdt_warm", SPT_EMIT_USDT, slots + WARMUP);
+	for (int q = 0; q < 4; q++)
+		if ((rc = usdt_wait_drained(u)) < 0 || (rc = emit_n(slots / 4 + 1)) < 0)
+			return rc;
+	if ((rc = usdt_wait_drained(u)) < 0)
+		return rc;
+	return measure("usdt_warm", SPT_EMIT_USDT, WARMUP);
 }
 
-static int bench_usdt(long emitted)
+static int bench_usdt(void)
 {
 	struct usdt_loader_opts o = {.ringbuf_bytes = USDT_RING};
 	struct usdt_ctx u = {0};
@@ -260,11 +283,12 @@ static int bench_usdt(long emitted)
 		usdt_loader_close(u.l);
 		return rc;
 	}
+	u.base = g_emitted;
 	if ((rc = pthread_create(&th, NULL, usdt_drainer, &u))) {
 		usdt_loader_close(u.l);
 		return -rc;
 	}
-	rc = usdt_passes();
+	rc = usdt_passes(&u);
 	atomic_store(&u.stop, true);
 	pthread_join(th, NULL);
 	while ((n = usdt_drain(u.l, on_usdt, &u)) > 0)
@@ -273,13 +297,13 @@ static int bench_usdt(long emitted)
 		u.err = (int)n;
 	usdt_counters_sum(u.l, &c);
 	usdt_loader_close(u.l);
-	printf("usdt_received %llu\nusdt_lost %llu\n", (unsigned long long)u.received,
-	       (unsigned long long)c.lost);
-	if (rc == 0 && (u.err || u.bad || c.lost || c.too_large || c.faults || c.seq != u.received ||
-			u.received != (uint64_t)emitted)) {
-		fprintf(stderr, "bench_emit: usdt: %llu received of %ld emitted (%llu altered), counters "
+	printf("usdt_received %ld\nusdt_lost %llu\n", atomic_load(&u.received), (unsigned long long)c.lost);
+	if (rc == 0 && (u.err || u.bad || c.lost || c.too_large || c.faults ||
+			c.seq != (uint64_t)atomic_load(&u.received) ||
+			atomic_load(&u.received) != g_emitted - u.base)) {
+		fprintf(stderr, "bench_emit: usdt: %ld received of %ld emitted (%llu altered), counters "
 				"seq %llu lost %llu too_large %llu faults %llu, drain %s\n",
-			(unsigned long long)u.received, emitted, (unsigned long long)u.bad,
+			atomic_load(&u.received), g_emitted - u.base, (unsigned long long)u.bad,
 			(unsigned long long)c.seq, (unsigned long long)c.lost,
 			(unsigned long long)c.too_large, (unsigned long long)c.faults,
 			u.err ? strerror(-u.err) : "ok");
@@ -323,19 +347,20 @@ static int lttng_passes(void)
 	if (g_calls + WARMUP > slots)
 		printf("# lttng: %ld calls do not fit in one pass (%ld records): emit_ns_lttng is partly warm\n",
 		       g_calls + WARMUP, slots);
-	if ((rc = measure("lttng", SPT_EMIT_LTTNG, WARMUP)) == 0)
-		rc = measure("lttng_warm", SPT_EMIT_LTTNG, slots + WARMUP);
+	if ((rc = measure("lttng", SPT_EMIT_LTTNG, WARMUP)) == 0 && (rc = emit_n(slots)) == 0)
+		rc = measure("lttng_warm", SPT_EMIT_LTTNG, WARMUP);
 	pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
 	return rc;
 }
 
-static int bench_lttng(long emitted)
+static int bench_lttng(void)
 {
 	struct lttng_reader_opts o = {.subbuf_size = LTTNG_SUBBUF, .num_subbuf = LTTNG_NSUBBUF};
 	struct lttng_reader *r = NULL;
 	const struct lttng_reader_stats *s;
 	struct lttng_count c = {0};
 	char err[768];
+	long emitted = g_emitted;
 	int rc, n;
 
 	if ((rc = lttng_reader_open(&r, &o, err, sizeof(err))) < 0) {
@@ -352,6 +377,7 @@ static int bench_lttng(long emitted)
 		lttng_reader_close(r);
 		return rc;
 	}
+	emitted = g_emitted - emitted;
 	if ((rc = lttng_reader_stop(r)) < 0 || (rc = n = lttng_reader_read(r, on_lttng, &c)) < 0)
 		goto fail;
 	s = lttng_reader_stats(r);
@@ -382,7 +408,6 @@ fail:
 int main(int argc, char **argv)
 {
 	const char *blocking = getenv("LTTNG_UST_ALLOW_BLOCKING");
-	long usdt_n, lttng_n;
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -411,10 +436,8 @@ int main(int argc, char **argv)
 		printf("# usdt, lttng: skipped (need root: BPF, the LTTng session daemon)\n");
 		return failed;
 	}
-	usdt_n = 2 * (WARMUP + g_calls) + (long)(USDT_RING / USDT_SLOT(g_len));
-	failed |= bench_usdt(usdt_n) < 0;
-	lttng_n = 2 * (WARMUP + g_calls) + (long)((uint64_t)LTTNG_SUBBUF * LTTNG_NSUBBUF / LTTNG_SLOT(g_len));
-	failed |= bench_lttng(lttng_n) < 0;
+	failed |= bench_usdt() < 0;
+	failed |= bench_lttng() < 0;
 	return failed;
 usage:
 	fprintf(stderr, "usage: bench_emit [--calls N]   (N >= %d)\n", BATCH);

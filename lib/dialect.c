@@ -355,6 +355,8 @@ int spt_import_line(struct spt_import *im, const char *line, size_t len,
 
 struct spt_export {
 	const struct dialect_ops *ops;
+	void *dstate;                  /* the dialect's own, between lines */
+	void (*dstate_free)(void *);
 	const struct spt_header *header;
 	struct spt_drop drops[32];
 	size_t n_drops;
@@ -377,8 +379,20 @@ void spt_export_free(struct spt_export *ex)
 {
 	if (!ex)
 		return;
+	if (ex->dstate_free)
+		ex->dstate_free(ex->dstate);
 	spt_arena_fini(&ex->arena);
 	free(ex);
+}
+
+void *export_state(const struct spt_export *ex) { return ex->dstate; }
+
+void export_set_state(struct spt_export *ex, void *state, void (*free_fn)(void *))
+{
+	if (ex->dstate_free)
+		ex->dstate_free(ex->dstate);
+	ex->dstate = state;
+	ex->dstate_free = free_fn;
 }
 
 const struct spt_header *export_header(const struct spt_export *ex) { return ex->header; }

@@ -47,6 +47,9 @@ int import_set_nodes(struct spt_import *im, spt_val *seq_of_strings);
 int import_set_header(struct spt_import *im, const struct spt_header *h);
 
 const struct spt_header *export_header(const struct spt_export *ex);
+/* A dialect's own state for one export (what it remembers between lines), freed with it. */
+void *export_state(const struct spt_export *ex);
+void export_set_state(struct spt_export *ex, void *state, void (*free_fn)(void *));
 /* Counts one item the target dialect cannot hold. */
 void export_drop(struct spt_export *ex, const char *what, uint64_t n);
 struct spt_arena *export_arena(struct spt_export *ex);

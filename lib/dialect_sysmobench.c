@@ -60,28 +60,37 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 }
 
 /*
- * What an export remembers between lines: whether the trace is ZooKeeper's, known from the
- * header or, when it names no system (an imported file), from the first event's kind; and the
- * ZooKeeper dialect's step counter and message pairing. dialect.c keeps nothing per export for
- * a dialect, so this file keeps it for the export begun last (cmd_export makes one per process);
- * an event of another export starts afresh. Only compared, the pointer is never followed.
+ * What an export remembers between lines (kept with the export): whether the trace is
+ * ZooKeeper's, known from the header or, when it names no system (an imported file), from the
+ * first event's kind; and the ZooKeeper dialect's step counter and message pairing.
  */
 enum smb_mode { SMB_UNDECIDED, SMB_GENERIC, SMB_ZK };
-static struct {
-	const struct spt_export *ex;
+struct smb_state {
 	enum smb_mode mode;
 	bool config_pending; /* begin left the config line to the first event */
 	struct smb_zk *zk;
-} cur;
+};
 
-static void start(const struct spt_export *ex)
+static void state_free(void *p)
 {
+	struct smb_state *st = p;
+	if (st)
+		smb_zk_free(st->zk);
+	free(st);
+}
+
+/* The export's state, made at its first line. NULL: out of memory. */
+static struct smb_state *state_of(struct spt_export *ex)
+{
+	struct smb_state *st = export_state(ex);
+	if (st)
+		return st;
+	if (!(st = calloc(1, sizeof(*st))))
+		return NULL;
 	const char *sys = export_header(ex)->system;
-	smb_zk_free(cur.zk);
-	cur.zk = NULL;
-	cur.ex = ex;
-	cur.config_pending = false;
-	cur.mode = !sys || !*sys ? SMB_UNDECIDED : !strcmp(sys, "zookeeper") ? SMB_ZK : SMB_GENERIC;
+	st->mode = !sys || !*sys ? SMB_UNDECIDED : !strcmp(sys, "zookeeper") ? SMB_ZK : SMB_GENERIC;
+	export_set_state(ex, st, state_free);
+	return st;
 }
 
 void smb_line_start(struct spt_buf *b, uint64_t ts_ns)
@@ -90,14 +99,14 @@ void smb_line_start(struct spt_buf *b, uint64_t ts_ns)
 }
 
 /* ZooKeeper's servers are "s<id>", as its events' nodes. */
-static int put_config(struct spt_export *ex, struct spt_buf *b)
+static int put_config(struct spt_export *ex, const struct smb_state *st, struct spt_buf *b)
 {
 	const struct spt_header *h = export_header(ex);
 	spt_buf_puts(b, "{\"tag\":\"config\",\"ts\":\"0\",\"config\":{\"servers\":[");
 	for (size_t i = 0; i < h->n_nodes; i++) {
 		if (i)
 			spt_buf_putc(b, ',');
-		if (cur.mode != SMB_ZK)
+		if (st->mode != SMB_ZK)
 			spt_buf_json_str(b, h->nodes[i], strlen(h->nodes[i]));
 		else if (smb_zk_put_node(ex, b, h->nodes[i]))
 			return -ENOMEM;
@@ -108,10 +117,12 @@ static int put_config(struct spt_export *ex, struct spt_buf *b)
 
 static int smb_export_begin(struct spt_export *ex, struct spt_buf *b)
 {
-	start(ex);
-	if (cur.mode != SMB_UNDECIDED)
-		return put_config(ex, b);
-	cur.config_pending = true;
+	struct smb_state *st = state_of(ex);
+	if (!st)
+		return -ENOMEM;
+	if (st->mode != SMB_UNDECIDED)
+		return put_config(ex, st, b);
+	st->config_pending = true;
 	return 0;
 }
 
@@ -166,20 +177,21 @@ static int generic_event(struct spt_export *ex, const struct spt_event *ev, stru
 static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b)
 {
 	int rc;
-	if (cur.ex != ex)
-		start(ex);
-	if (cur.mode == SMB_UNDECIDED)
-		cur.mode = smb_zk_kind(ev->kind) ? SMB_ZK : SMB_GENERIC;
-	if (cur.config_pending) {
-		cur.config_pending = false;
-		if ((rc = put_config(ex, b)))
+	struct smb_state *st = state_of(ex);
+	if (!st)
+		return -ENOMEM;
+	if (st->mode == SMB_UNDECIDED)
+		st->mode = smb_zk_kind(ev->kind) ? SMB_ZK : SMB_GENERIC;
+	if (st->config_pending) {
+		st->config_pending = false;
+		if ((rc = put_config(ex, st, b)))
 			return rc;
 	}
-	if (cur.mode == SMB_GENERIC)
+	if (st->mode == SMB_GENERIC)
 		return generic_event(ex, ev, b);
-	if (!cur.zk && (rc = smb_zk_new(&cur.zk)))
+	if (!st->zk && (rc = smb_zk_new(&st->zk)))
 		return rc;
-	return smb_zk_export_event(ex, cur.zk, ev, b);
+	return smb_zk_export_event(ex, st->zk, ev, b);
 }
 
 const struct dialect_ops dialect_sysmobench = {

@@ -80,7 +80,7 @@ static void progress(void *ctx, const char *what)
 		fprintf(stderr, "spectap record: [%5.1fs] %s\n", (double)(sup_now_ms() - s->t0_ms) / 1000.0, what);
 	else
 		fprintf(stderr, "spectap record: [%5.1fs] %s (%" PRIu64 " events so far)\n",
-			(double)(sup_now_ms() - s->t0_ms) / 1000.0, what, st.ev.events + st.ev.held);
+			(double)(sup_now_ms() - s->t0_ms) / 1000.0, what, st.ev.events);
 }
 
 static void name_pid(void *ctx, unsigned server, int pid)

@@ -123,4 +123,15 @@ check_contains "stat counts the notifications" "$T/stat.txt" "zk.notification.se
 "$SPECTAP" dump "$T/leader-kill.spt" >"$T/dump.txt"
 check_contains "dump shows a handled notification with its branch" "$T/dump.txt" "lookingSameEpoch"
 check_contains "dump shows the state" "$T/dump.txt" "recvset"
+
+# The SysMoBench ZooKeeper dialect, with the state added: one Notification per send, one
+# HandleNotification per receive (same msgId), a BecomeLeader per leader.
+"$SPECTAP" export --to sysmobench "$T/leader-kill.spt" >"$T/lk.smb" 2>"$T/lk.smb.err"
+check_eq "sysmobench: a Notification per send" "$(jq .sends "$T/leader-kill.json")" \
+	"$(jq -c 'select(.event.event == "Notification")' "$T/lk.smb" | wc -l)"
+check_eq "sysmobench: a HandleNotification per receive" "$(jq .receives "$T/leader-kill.json")" \
+	"$(jq -c 'select(.event.event == "HandleNotification")' "$T/lk.smb" | wc -l)"
+check_eq "sysmobench: a BecomeLeader per leader" 2 "$(jq -c 'select(.event.event == "BecomeLeader")' "$T/lk.smb" | wc -l)"
+check_eq "sysmobench: every event carries the state" 0 "$(jq -c 'select(.tag == "trace" and .event.state.logicalclock == null)' "$T/lk.smb" | wc -l)"
+check_eq "sysmobench: servers named s<id>" '["s1","s2","s3"]' "$(jq -c 'select(.tag == "config") | .config.servers' "$T/lk.smb")"
 finish
