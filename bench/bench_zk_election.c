@@ -18,8 +18,8 @@
  * Also reported: ZooKeeper's own "LEADER ELECTION TOOK - N MS" (the largest of the servers'). The
  * agent defaults to $SPECTAP_ZK_AGENT, else ZK_AGENT of the build. Every run has its own work
  * directory under /tmp, removed after it; the supervisor stops every JVM on every exit path
- * (and on SIGINT/SIGTERM). A failed run is retried twice. Needs root (BPF). Exit status: 0 done,
- * 1 failed, 2 usage. */
+ * (also on SIGINT/SIGTERM, which leave the directories behind: /tmp/spectap-bench-zk-*). A
+ * failed run is retried twice. Needs root (BPF). Exit status: 0 done, 1 failed, 2 usage. */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>

@@ -14,6 +14,9 @@
  *   {"node":"1","kind":"zk.recvset.put","state":{...},"args":{...},
  *    "msg":{"dir":"send","from":"1","to":"2","type":"Vote","fields":{...}}}
  *
+ * meta.seq, when present, numbers the emitting process's records (1, 2, ..., every record it
+ * built, emitted or not): the collector writes a gap in it as a loss of that node.
+ *
  * node and kind are required strings; state, args, msg and meta are optional; values use the
  * dialect's tags for what JSON cannot say ({"$set":[...]}, {"$model":"m"}, ...). spt_emit does
  * not parse the record (the collector does, with lib/json.c, and reports what it rejects); the
