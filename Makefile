@@ -249,6 +249,13 @@ $(BUILD)/tests/test_etcd_probe: tests/unit/test_etcd_probe.c tests/unit/check.h 
 	$(CC) $(CPPFLAGS) -Icollector -Isystems/etcd -Iprobes -Iprobes/go $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< \
 		$(CLUSTER_SRC) $(GO_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(LIBS) $(BPF_LIBS) -lcapstone
 
+# The emit collector core: emit-API records to events (order, pairing, loss), no BPF needed.
+$(BUILD)/tests/test_emit_collect: tests/unit/test_emit_collect.c tests/unit/check.h collector/emit_collect.c \
+		collector/emit_collect.h $(BUILD)/san/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Icollector $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< collector/emit_collect.c \
+		$(BUILD)/san/libspectap.a $(LIBS)
+
 # The collector core: uprobe records to spectap events in a trace, losses recorded.
 $(BUILD)/tests/test_collect: tests/unit/test_collect.c tests/unit/check.h collector/collect.c collector/collect.h \
 		$(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(BUILD)/tests/uprobe_target $(PROBE_HDR) $(HEADERS)

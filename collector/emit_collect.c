@@ -180,7 +180,7 @@ static void reject(struct ecol *c, const struct held *h, size_t offset, const ch
 	c->st.rejected++;
 	if (!c->first_reject[0])
 		snprintf(c->first_reject, sizeof(c->first_reject),
-			 "a record of pid %d (%zu bytes, at ts %" PRIu64 ") is not a valid event at byte %zu: %s",
+			 "a record of pid %d (%zu bytes, at ts %" PRIu64 ") is not a valid event at byte offset %zu: %s",
 			 h->pid, h->len, h->ts_ns, offset, why);
 }
 

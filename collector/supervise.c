@@ -170,10 +170,21 @@ static void on_exit_teardown(void)
 	errno = saved;
 }
 
+/* With sup_install_interrupt: the signal that interrupted the program (0: none yet). */
+static volatile sig_atomic_t g_interrupted;
+static bool g_interrupt_mode;
+
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	int saved = errno;
 	kill_tracked((unsigned)g_grace_ms);
+	if (g_interrupt_mode && !g_interrupted) {
+		/* The program stops by itself: it keeps what it captured and cleans up. A second
+		 * signal kills it. */
+		g_interrupted = sig;
+		errno = saved;
+		return;
+	}
 	for (size_t k = 0; k < NSIGS; k++) {
 		if (g_sigs[k] != sig)
 			continue;
@@ -231,6 +242,14 @@ int sup_install_handlers(void)
 	g_handlers_done = true;
 	return 0;
 }
+
+int sup_install_interrupt(void)
+{
+	g_interrupt_mode = true;
+	return sup_install_handlers();
+}
+
+int sup_interrupted(void) { return g_interrupted; }
 
 /* ---- launching ---- */
 

@@ -81,6 +81,13 @@ int sup_port_free(unsigned port);
  * a handler that stops every tracked process group and then dies of the signal. Idempotent.
  * Signals that were ignored stay ignored. */
 int sup_install_handlers(void);
+/* The same, except that the first SIGINT, SIGTERM or SIGHUP, once every tracked process group
+ * is stopped, only marks the program interrupted (sup_interrupted) and returns: a capture then
+ * fails its waits (its processes are gone), keeps what it captured and cleans up by itself. A
+ * second signal acts as with sup_install_handlers. */
+int sup_install_interrupt(void);
+/* The signal that interrupted the program, or 0. */
+int sup_interrupted(void);
 
 /* grace_ms 0: SUP_DEFAULT_GRACE_MS. Registers the exit() teardown too. */
 void sup_init(struct sup *s, unsigned grace_ms);

@@ -42,7 +42,8 @@ static const char usage[] =
 	"The ensemble runs with tickTime 1000 ms, initLimit 10, syncLimit 5.\n"
 	"\n"
 	"Exit status: 0 done, 1 failed, events lost (without --allow-loss) or the trace disagrees\n"
-	"with srvr at the end, 2 usage.\n";
+	"with srvr at the end, 2 usage, 128+N interrupted by signal N (SIGINT, SIGTERM, SIGHUP: the\n"
+	"servers are stopped and the trace keeps what was captured, marked incomplete).\n";
 
 #define TICK_MS 1000
 
@@ -227,7 +228,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 
 	memset(&e, 0, sizeof(e));
 	memset(&sc, 0, sizeof(sc));
-	sup_install_handlers();
+	sup_install_interrupt();
 	const char *names[ZK_MAX_SERVERS];
 	char name_buf[ZK_MAX_SERVERS][12];
 	for (unsigned i = 0; i < o->nodes; i++) {
@@ -264,12 +265,14 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	started = true;
-	char msg[160];
-	snprintf(msg, sizeof(msg), "%u ZooKeeper servers started with the agent (client ports %u..), records via %s",
-		 o->nodes, e.s[0].client_port, emit_via_name(o->via));
+	char msg[256];
+	snprintf(msg, sizeof(msg), "%u ZooKeeper servers started with the agent in %s (client ports %u..), records via %s",
+		 o->nodes, dir, e.s[0].client_port, emit_via_name(o->via));
 	progress(&ss, msg);
 	sc = (struct zk_scenario){ .e = &e, .seed = o->seed, .phase = progress, .ctx = &ss };
 	if (zk_scenario_run(&sc, o->scenario)) {
+		if (sup_interrupted())
+			goto interrupted;
 		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
 		goto out;
 	}
@@ -312,6 +315,26 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	rc = CLI_OK;
+	goto out;
+interrupted:;
+	/* The servers are gone (the signal handler stopped them): keep what was captured, in a
+	 * trace left unclosed so that it reads as incomplete. */
+	int sig = sup_interrupted();
+	zk_ensemble_stop(&e);
+	started = false;
+	struct ecap_stats ist = { 0 };
+	int frc = ecap_finish(ss.cap, &ist);
+	if (frc == 0)
+		frc = spt_writer_flush(w);
+	spt_writer_abandon(w);
+	w = NULL;
+	if (frc < 0)
+		cli_fail(c, "interrupted by signal %d; saving the events captured so far failed: %s", sig,
+			 ecap_error(ss.cap));
+	else
+		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
+			    "incomplete (not closed)", sig, o->out, ist.ev.events);
+	rc = 128 + sig;
 out:
 	if (started)
 		zk_ensemble_stop(&e);

@@ -124,6 +124,23 @@ check_contains "stat counts the notifications" "$T/stat.txt" "zk.notification.se
 check_contains "dump shows a handled notification with its branch" "$T/dump.txt" "lookingSameEpoch"
 check_contains "dump shows the state" "$T/dump.txt" "recvset"
 
+# Interrupted (SIGTERM) in the middle of a scenario: the servers are stopped, the work directory
+# removed, and the trace keeps what was captured, readable and marked incomplete.
+"$SPECTAP" record zookeeper --scenario leader-restart -o "$T/int.spt" >"$T/int.out" 2>"$T/int.err" &
+rec=$!
+i=0
+while ! grep -q "leads" "$T/int.err" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $rec
+wait $rec
+check_eq "interrupted: exit status 128 + SIGTERM" 143 $?
+check_contains "interrupted: says what was kept" "$T/int.err" "interrupted by signal 15: $T/int.spt keeps the"
+wd=$(sed -n 's/.* started with the agent in \([^ ]*\) .*/\1/p' "$T/int.err")
+check "interrupted: the work directory is removed" test -n "$wd" -a ! -e "$wd"
+check_eq "interrupted: nothing of the ensemble left running" "" "$(pgrep -f "$wd/" || true)"
+"$SPECTAP" stat --json "$T/int.spt" >"$T/int.stat" 2>"$T/int.stat.err"
+check "interrupted: the trace keeps the events captured" [ "$(jq .events "$T/int.stat")" -gt 10 ]
+check_contains "interrupted: the trace reads as not closed" "$T/int.stat.err" "not closed cleanly"
+
 # The SysMoBench ZooKeeper dialect, with the state added: one Notification per send, one
 # HandleNotification per receive (same msgId), a BecomeLeader per leader.
 "$SPECTAP" export --to sysmobench "$T/leader-kill.spt" >"$T/lk.smb" 2>"$T/lk.smb.err"
