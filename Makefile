@@ -294,7 +294,7 @@ $(BUILD)/bench/bench_trace: bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL) zk-clang-check
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CLUSTER_SRC) $(COLLECT_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC); do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CAPTURE_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC); do \
 		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 

@@ -45,7 +45,8 @@ static const char usage[] =
 	"instead of on 127.0.0.1, so that a member can be cut off.\n"
 	"\n"
 	"Exit status: 0 done, 1 failed, events lost (without --allow-loss) or the trace disagrees\n"
-	"with etcdctl at the end, 2 usage.\n";
+	"with etcdctl at the end, 2 usage, 128+N interrupted by signal N (SIGINT, SIGTERM, SIGHUP: the\n"
+	"members are stopped and the trace keeps what was captured, marked incomplete).\n";
 
 struct rec_opts {
 	const char *scenario, *out, *etcd, *putload, *acked;
@@ -175,7 +176,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	if (etcd_scenario_needs_load(o->scenario) && (!putload || access(putload, X_OK)))
 		return cli_fail(c, "scenario %s drives puts with putload, which is not at %s: build it with `make` or "
 			       "name it with --putload", o->scenario, putload ? putload : "tools/putload beside spectap");
-	sup_install_handlers();
+	sup_install_interrupt();
 	struct uprobe_loader_opts lo = { .ringbuf_bytes = 64u << 20 };
 	if (uprobe_loader_open(&l, &lo, err, sizeof(err)))
 		return cli_fail(c, "%s", err);
@@ -241,6 +242,8 @@ static int record(struct cli *c, const struct rec_opts *o)
 	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->seed, .phase = progress,
 				     .ctx = &ss };
 	if (etcd_scenario_run(&sc, o->scenario)) {
+		if (sup_interrupted())
+			goto interrupted;
 		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
 		goto out;
 	}
@@ -311,6 +314,29 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	rc = CLI_OK;
+	goto out;
+interrupted:;
+	/* The members are gone (the signal handler stopped them): keep what was captured, in a
+	 * trace left unclosed so that it reads as incomplete. */
+	int sig = sup_interrupted();
+	etcd_cluster_stop(&cl);
+	started = false;
+	bg = false;
+	uint64_t ilost = 0;
+	int frc = collect_bg_stop(col);
+	if (frc >= 0)
+		frc = collect_drain(col);
+	if (frc >= 0)
+		frc = collect_finish(col, &ilost);
+	spt_writer_abandon(w); /* collect_finish flushed */
+	w = NULL;
+	if (frc < 0)
+		cli_fail(c, "interrupted by signal %d; saving the events captured so far failed: %s", sig,
+			 collect_error(col));
+	else
+		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
+			    "incomplete (not closed)", sig, o->out, collect_stats(col)->events);
+	rc = 128 + sig;
 out:
 	if (bg)
 		collect_bg_stop(col);
