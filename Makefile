@@ -209,6 +209,20 @@ ZK_PARTS_SRC  := systems/zookeeper/agent/classfile.c systems/zookeeper/agent/jso
 ZK_SRC        := systems/zookeeper/ensemble.c collector/supervise.c
 ZK_HDR        := systems/zookeeper/ensemble.h collector/supervise.h
 
+# The ZooKeeper capture (issue 3): spt_emit per record through USDT and LTTng, and election time
+# with and without the JVMTI agent; plain -O2, like bench_etcd.
+BENCH_BIN += $(BUILD)/bench/bench_emit $(BUILD)/bench/bench_zk_election
+$(BUILD)/bench/bench_emit: bench/bench_emit.c collector/lttng_reader.c collector/supervise.c \
+		$(BUILD)/libprobes.a $(BUILD)/libspectap_emit.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< collector/lttng_reader.c collector/supervise.c \
+		$(BUILD)/libprobes.a $(BUILD)/libspectap_emit.a $(BPF_LIBS) $(LTTNG_LIBS) $(EMIT_LIBS)
+$(BUILD)/bench/bench_zk_election: bench/bench_zk_election.c $(ZK_SRC) $(ZK_HDR) $(BUILD)/libprobes.a \
+		$(PROBE_HDR) | $(ZK_AGENT)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -DZK_AGENT='"$(abspath $(ZK_AGENT))"' \
+		-o $@ $< $(ZK_SRC) $(BUILD)/libprobes.a $(BPF_LIBS) -lpthread
+
 $(ZK_AGENT): $(ZK_AGENT_SRC) $(ZK_AGENT_HDR) $(EMIT_HDR) $(BUILD)/libspectap_emit.a
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE -Iinclude -isystem $(JAVA_INC) -isystem $(JAVA_INC)/linux $(ALL_CFLAGS) \
@@ -294,7 +308,7 @@ $(BUILD)/bench/bench_trace: bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL) zk-clang-check
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CAPTURE_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC); do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CAPTURE_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC) bench/bench_emit.c bench/bench_zk_election.c; do \
 		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 

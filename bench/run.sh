@@ -90,5 +90,15 @@ else
 	"$build/bench/bench_emit" || { echo "bench: bench_emit failed" >&2; exit 1; }
 	SPECTAP_ZK_AGENT="$build/libspectap_zk_agent.so" "$build/bench/bench_zk_election" \
 		--runs "${BENCH_ZK_RUNS:-10}" || { echo "bench: bench_zk_election failed" >&2; exit 1; }
+	# Events per election and bytes per event of real captures (spectap record zookeeper).
+	tmp=$(mktemp -d)
+	for seed in 1 2 3; do
+		"$build/spectap" record zookeeper --scenario leader-kill --seed "$seed" -o "$tmp/lk$seed.spt" --json \
+			>"$tmp/lk$seed.json" || { echo "bench: record zookeeper failed" >&2; rm -rf "$tmp"; exit 1; }
+		jq -r --arg b "$(wc -c <"$tmp/lk$seed.spt")" \
+			'"\(.events) \(.elections) \($b) \(.first_leader_ms)"' "$tmp/lk$seed.json" >>"$tmp/sizes"
+	done
+	awk '{ printf "bench_zk: record zookeeper leader-kill: %d events, %d elections, %.1f events/election, %.1f bytes/event in the trace (launch to leader %d ms)\n", $1, $2, $1 / $2, $3 / $1, $4 }' "$tmp/sizes"
+	rm -rf "$tmp"
 	echo "bench_zk: load $(cut -d' ' -f1-3 /proc/loadavg) after"
 fi

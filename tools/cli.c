@@ -315,3 +315,22 @@ FILE *cli_create_output(struct cli *c, const char *path, bool force)
 	}
 	return f;
 }
+
+int cli_copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[65536];
+	size_t n;
+	int rc = 0;
+
+	if (!in || !out)
+		rc = -errno;
+	while (!rc && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			rc = -EIO;
+	if (in)
+		fclose(in);
+	if (out && fclose(out) && !rc)
+		rc = -EIO;
+	return rc;
+}

@@ -46,6 +46,8 @@ struct cli_input {
 int cli_input_open(struct cli *c, const char *path, struct cli_input *in);
 void cli_input_close(struct cli_input *in);
 
+/* Copies a file's bytes (replacing to). 0 or -errno (-EIO on a short write). */
+int cli_copy_file(const char *from, const char *to);
 /* Prints s as a JSON string literal. */
 void cli_json_str(FILE *f, const char *s);
 /* Writes the buffer to f and clears it; false on a write error. */

@@ -103,25 +103,6 @@ static const char *default_putload(char *buf, size_t size)
 	return NULL;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
-	char buf[65536];
-	size_t n;
-	int rc = 0;
-
-	if (!in || !out)
-		rc = -errno;
-	while (!rc && (n = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, n, out) != n)
-			rc = -EIO;
-	if (in)
-		fclose(in);
-	if (out && fclose(out) && !rc)
-		rc = -EIO;
-	return rc;
-}
-
 /* Each live member's term, commit and leader in the trace against etcdctl's view at the end.
  * Returns the number of disagreements; writes the JSON array when json. */
 static unsigned compare_final(const struct etcd_scenario *sc, const struct etcd_shape *shape, bool json, FILE *f)
@@ -247,7 +228,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
 		goto out;
 	}
-	if (o->acked && sc.has_load && copy_file(sc.load.acked_path, o->acked)) {
+	if (o->acked && sc.has_load && cli_copy_file(sc.load.acked_path, o->acked)) {
 		cli_fail(c, "cannot copy the acknowledged puts to %s: %s", o->acked, strerror(errno));
 		goto out;
 	}

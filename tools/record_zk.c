@@ -246,16 +246,26 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "%s", d.msg);
 		goto out;
 	}
-	struct ecol_opts eo = { .sz = sizeof(eo), .on_event = follow, .ctx = &ss };
-	if (ecap_open(&ss.cap, o->via, agent, w, &eo, err, sizeof(err))) {
-		cli_fail(c, "%s", err);
-		goto out;
-	}
 	if (!mkdtemp(dir)) {
 		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 		goto out;
 	}
 	made_dir = true;
+	/* The JVMs load a private copy of the agent: a USDT probe is attached to a file, so another
+	 * capture running the same agent file would receive (and slow down) this one's records. */
+	char agent_copy[PATH_MAX];
+	snprintf(agent_copy, sizeof(agent_copy), "%s/libspectap_zk_agent.so", dir);
+	int cprc = cli_copy_file(agent, agent_copy);
+	if (cprc < 0) {
+		cli_fail(c, "cannot copy the agent %s to %s: %s", agent, agent_copy, strerror(-cprc));
+		goto out;
+	}
+	agent = agent_copy;
+	struct ecol_opts eo = { .sz = sizeof(eo), .on_event = follow, .ctx = &ss };
+	if (ecap_open(&ss.cap, o->via, agent, w, &eo, err, sizeof(err))) {
+		cli_fail(c, "%s", err);
+		goto out;
+	}
 	/* emit: the agent sends its records through the emit API only (no file). */
 	struct zk_ensemble_opts zo = { .work_dir = dir, .servers = o->nodes, .tick_ms = TICK_MS, .java = o->java,
 				       .agent = agent, .agent_options = "emit", .spawned = name_pid,
