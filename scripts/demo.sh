@@ -1,6 +1,6 @@
 #!/bin/sh
 # make demo: the real etcd-io/raft trace corpus through spectap and back, then a live 3-member
-# etcd cluster recorded with eBPF. (Later: checked against the bundled specs.)
+# etcd cluster recorded with eBPF and checked against the bundled spec.
 set -eu
 build=${BUILD:-build}
 spectap="$build/spectap"
@@ -54,6 +54,9 @@ if [ "$(id -u)" = 0 ] && [ -x /usr/bin/etcd ]; then
 	"$spectap" record etcd --scenario leader-kill --seed 1 -o "$out/live.spt"
 	echo "\$ spectap dump --kind 'Become*' $out/live.spt"
 	"$spectap" dump --kind 'Become*' "$out/live.spt" | cut -c1-170
+	step "check the capture against the bundled spec (systems/etcd/spec/EtcdRaft.tla)"
+	echo "\$ spectap check --map systems/etcd/spec/EtcdBenchMap.tla --spec systems/etcd/spec/EtcdRaft.tla $out/live.spt"
+	"$spectap" check --map systems/etcd/spec/EtcdBenchMap.tla --spec systems/etcd/spec/EtcdRaft.tla "$out/live.spt"
 else
 	step "(recording a live etcd cluster needs root: skipped)"
 fi
