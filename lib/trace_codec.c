@@ -320,39 +320,67 @@ static int key_cmp(spt_val *a, spt_val *b)
 	return spt_value_cmp(a, b);
 }
 
-/* Encodes state as the fields that differ from prev, when that is shorter. */
-static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Spectap__Trace__Event *pe,
-			    bool *same)
+/* How a state record relates to the node's previous one: for each of its fields, the index of
+ * prev's field with the same key and an equal value (or -1); prev's fields whose key it lacks.
+ * Computed once per event for both the delta and the kept copy: comparing a long value (a log)
+ * that stays the same was most of the writer's time, and it was done twice. */
+struct prev_match {
+	int32_t *same; /* state->n entries */
+	uint32_t *gone, ngone, changed;
+};
+
+static bool match_prev(struct encoder *e, spt_val *prev, spt_val *state, struct prev_match *m)
 {
-	if (!prev || prev->kind != SPT_REC || state->kind != SPT_REC || state->u.fn.order)
-		return false;
-	uint32_t n = state->n, i = 0, j = 0, changed = 0, removed = 0;
-	spt_val **k = spt_arena_alloc(e->a, (n + 1) * sizeof(*k));
-	spt_val **v = spt_arena_alloc(e->a, (n + 1) * sizeof(*v));
-	uint32_t *gone = spt_arena_alloc(e->a, (prev->n + 1) * sizeof(*gone));
-	if (!k || !v || !gone) {
+	uint32_t n = state->n, i = 0, j = 0;
+	m->same = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->same));
+	m->gone = spt_arena_alloc(e->a, (prev->n + 1) * sizeof(*m->gone));
+	m->ngone = m->changed = 0;
+	if (!m->same || !m->gone) {
 		e->oom = true;
 		return false;
 	}
 	while (i < prev->n || j < n) {
 		int c = i == prev->n ? 1 : j == n ? -1 : key_cmp(prev->u.fn.keys[i], state->u.fn.keys[j]);
 		if (c < 0) {
-			spt_val *pk = prev->u.fn.keys[i++];
-			gone[removed++] = enc_strval(e, pk);
+			m->gone[m->ngone++] = i++;
 		} else if (c > 0 || !spt_value_eq(prev->u.fn.vals[i], state->u.fn.vals[j])) {
-			k[changed] = state->u.fn.keys[j];
-			v[changed++] = state->u.fn.vals[j++];
+			m->same[j++] = -1;
+			m->changed++;
 			i += c == 0;
 		} else {
-			i++;
-			j++;
+			m->same[j++] = (int32_t)i++;
 		}
-		if (changed + removed >= n) /* a full snapshot is no longer than the delta */
-			return false;
 	}
-	*same = changed == 0 && removed == 0;
+	return true;
+}
+
+/* Encodes state as the fields that differ from prev (m), when that is shorter. */
+static bool enc_state_delta(struct encoder *e, spt_val *prev, const struct prev_match *m, spt_val *state,
+			    Spectap__Trace__Event *pe, bool *same)
+{
+	if (!m || state->u.fn.order)
+		return false;
+	uint32_t n = state->n, changed = 0;
+	if (m->changed + m->ngone >= n) /* a full snapshot is no longer than the delta */
+		return false;
+	spt_val **k = spt_arena_alloc(e->a, (n + 1) * sizeof(*k));
+	spt_val **v = spt_arena_alloc(e->a, (n + 1) * sizeof(*v));
+	uint32_t *gone = spt_arena_alloc(e->a, (m->ngone + 1) * sizeof(*gone));
+	if (!k || !v || !gone) {
+		e->oom = true;
+		return false;
+	}
+	for (uint32_t i = 0; i < m->ngone; i++)
+		gone[i] = enc_strval(e, prev->u.fn.keys[m->gone[i]]);
+	for (uint32_t j = 0; j < n; j++) {
+		if (m->same[j] >= 0)
+			continue;
+		k[changed] = state->u.fn.keys[j];
+		v[changed++] = state->u.fn.vals[j];
+	}
+	*same = changed == 0 && m->ngone == 0;
 	pe->state_delta = true;
-	pe->n_state_removed = removed;
+	pe->n_state_removed = m->ngone;
 	pe->state_removed = gone;
 	if (changed) {
 		struct spt_value sub = *state;
@@ -365,24 +393,21 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, spt_val *state, Sp
 }
 
 /* A copy of state in e->strs for the next delta that shares with prev (already a copy) every
- * field whose value did not change: a long value (a log, say) that stays the same is not copied
- * again on every event. */
-static spt_val *keep_state(struct encoder *e, spt_val *prev, spt_val *state)
+ * field whose value did not change (m): a long value (a log, say) that stays the same is not
+ * copied again on every event. */
+static spt_val *keep_state(struct encoder *e, spt_val *prev, const struct prev_match *m, spt_val *state)
 {
-	if (!prev || prev->kind != SPT_REC || state->kind != SPT_REC)
+	if (!m)
 		return spt_value_clone(e->strs, state);
-	uint32_t n = state->n, i = 0;
+	uint32_t n = state->n;
 	spt_val **k = spt_arena_alloc(e->strs, (n + 1) * sizeof(*k));
 	spt_val **v = spt_arena_alloc(e->strs, (n + 1) * sizeof(*v));
 	if (!k || !v)
 		return NULL;
 	for (uint32_t j = 0; j < n; j++) {
-		spt_val *sk = state->u.fn.keys[j], *sv = state->u.fn.vals[j];
-		while (i < prev->n && key_cmp(prev->u.fn.keys[i], sk) < 0)
-			i++;
-		bool kept = i < prev->n && key_cmp(prev->u.fn.keys[i], sk) == 0 && spt_value_eq(prev->u.fn.vals[i], sv);
-		k[j] = kept ? prev->u.fn.keys[i] : spt_value_clone(e->strs, sk);
-		v[j] = kept ? prev->u.fn.vals[i] : spt_value_clone(e->strs, sv);
+		int32_t i = m->same[j];
+		k[j] = i >= 0 ? prev->u.fn.keys[i] : spt_value_clone(e->strs, state->u.fn.keys[j]);
+		v[j] = i >= 0 ? prev->u.fn.vals[i] : spt_value_clone(e->strs, state->u.fn.vals[j]);
 		if (!k[j] || !v[j])
 			return NULL;
 	}
@@ -413,7 +438,12 @@ Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, 
 	pe->kind = enc_cstr(e, ev->kind);
 	pe->args = enc_fields(e, ev->args);
 	bool same = false;
-	if (ev->state && ev->state->n && !enc_state_delta(e, p->state, ev->state, pe, &same))
+	spt_val *prev = p->state;
+	struct prev_match pm, *match = NULL;
+	if (ev->state && ev->state->n && prev && prev->kind == SPT_REC && ev->state->kind == SPT_REC &&
+	    match_prev(e, prev, ev->state, &pm))
+		match = &pm;
+	if (ev->state && ev->state->n && !enc_state_delta(e, prev, match, ev->state, pe, &same))
 		pe->state = enc_fields(e, ev->state);
 	pe->meta = enc_fields(e, ev->meta);
 	p->seq = ev->seq;
@@ -422,7 +452,7 @@ Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, 
 	spt_val *st = ev->state && ev->state->n ? ev->state : NULL;
 	if (!st)
 		p->state = NULL;
-	else if (!same && !(p->state = keep_state(e, p->state, st)))
+	else if (!same && !(p->state = keep_state(e, prev, match, st)))
 		e->oom = true;
 	if (ev->msg) {
 		Spectap__Trace__Message *m;

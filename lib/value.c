@@ -170,14 +170,19 @@ int spt_value_cmp(spt_val *x, spt_val *y)
 	case VC_FUN:
 		if (x->n != y->n)
 			return x->n < y->n ? -1 : 1;
-		for (uint32_t i = 0; i < x->n; i++) {
+		/* Two sequences of one length have the same keys 1..n: only their values differ. */
+		bool seqs = x->kind == SPT_SEQ && y->kind == SPT_SEQ;
+		for (uint32_t i = 0; !seqs && i < x->n; i++) {
 			struct spt_value tx, ty;
 			int c = spt_value_cmp(spt_fun_key(x, i, &tx), spt_fun_key(y, i, &ty));
 			if (c)
 				return c;
 		}
 		for (uint32_t i = 0; i < x->n; i++) {
-			int c = spt_value_cmp(spt_fun_val(x, i), spt_fun_val(y, i));
+			spt_val *a = spt_fun_val(x, i), *b = spt_fun_val(y, i);
+			/* Integers inline: long sequences of them (logs) are compared on every event. */
+			int c = a->kind == SPT_INT && b->kind == SPT_INT ? (a->u.i > b->u.i) - (a->u.i < b->u.i)
+									 : spt_value_cmp(a, b);
 			if (c)
 				return c;
 		}

@@ -35,7 +35,9 @@ struct node {
 struct mapping {
 	struct checker *ck;
 	struct interp *in;
-	struct opdef *map_vars, *start, *end, *params, *input;
+	struct opdef *map_vars, *start, *end, *params, *input, *branch, *branches;
+	map_branch_fn on_branch; /* coverage: Branch(ev) of every event, when both are defined */
+	void *branch_arg;
 	struct spt_arena trace; /* values that outlive an event: states, messages, open windows */
 	struct spt_arena scratch;
 	struct node *nodes;
@@ -82,6 +84,8 @@ int mapping_new(const char *map_path, const char *spec_path, const char *cfg_pat
 	m->end = op(m, "WindowEnd", 2, false, err);
 	m->params = op(m, "Params", 2, false, err);
 	m->input = op(m, "Input", 2, false, err);
+	m->branch = op(m, "Branch", 1, false, err);
+	m->branches = op(m, "Branches", 0, false, err);
 	if (!m->map_vars || !m->start || err->msg[0]) {
 		mapping_free(m);
 		return -EINVAL;
@@ -108,6 +112,53 @@ void mapping_free(struct mapping *m)
 }
 
 struct checker *mapping_checker(struct mapping *m) { return m->ck; }
+
+static int call(struct mapping *m, struct opdef *d, spt_val *const *args, spt_val **out, struct check_error *err);
+
+void mapping_on_branch(struct mapping *m, map_branch_fn fn, void *arg)
+{
+	m->on_branch = fn;
+	m->branch_arg = arg;
+}
+
+int mapping_branches(struct mapping *m, map_branch_fn fn, void *arg, struct check_error *err)
+{
+	if (!m->branches)
+		return 0;
+	spt_val *set;
+	int rc = call(m, m->branches, NULL, &set, err);
+	if (rc)
+		return rc;
+	if (set->kind != SPT_SET) {
+		snprintf(err->msg, sizeof(err->msg), "Branches must be a set of strings, not %s", ev_show(&m->in->ev, set));
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < set->n; i++) {
+		spt_val *b = set->u.elems[i];
+		if (b->kind != SPT_STR) {
+			snprintf(err->msg, sizeof(err->msg), "Branches must be a set of strings; it holds %s",
+				 ev_show(&m->in->ev, b));
+			return -EINVAL;
+		}
+		if ((rc = fn(arg, b->u.s)))
+			return rc;
+	}
+	return (int)set->n;
+}
+
+/* Coverage: the code branch event ev shows, if the mapping names one. */
+static int report_branch(struct mapping *m, spt_val *evv, struct check_error *err)
+{
+	spt_val *b;
+	int rc = call(m, m->branch, &evv, &b, err);
+	if (rc)
+		return rc;
+	if (b->kind != SPT_STR) {
+		snprintf(err->msg, sizeof(err->msg), "Branch must give a branch name or \"\", not %s", ev_show(&m->in->ev, b));
+		return -EINVAL;
+	}
+	return b->n ? m->on_branch(m->branch_arg, b->u.s) : 0;
+}
 
 /* ---- calling the mapping's operators ---- */
 
@@ -363,6 +414,8 @@ int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void 
 			if ((rc = open_window(m, n, a->u.s, evv, ord, err)))
 				goto out;
 		}
+		if (m->on_branch && m->branch && (rc = report_branch(m, evv, err)))
+			goto out;
 		if ((rc = apply(m, n, ev)))
 			goto out;
 		if (n->w.open) {

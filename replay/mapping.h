@@ -29,6 +29,15 @@ int mapping_new(const char *map_path, const char *spec_path, const char *cfg_pat
 void mapping_free(struct mapping *m);
 /* The checker of the spec (with the mapping's definitions visible), to check the windows. */
 struct checker *mapping_checker(struct mapping *m);
+/* Coverage (docs/mapping.md): a mapping may define Branch(ev), the name of the code branch an
+ * event shows ("" for none), and Branches, the set of branch names a corpus should cover.
+ * fn returns 0 to go on. */
+typedef int (*map_branch_fn)(void *arg, const char *branch);
+/* During mapping_run, fn is called with Branch(ev) of every event that names one (nothing
+ * happens when the mapping has no Branch). */
+void mapping_on_branch(struct mapping *m, map_branch_fn fn, void *arg);
+/* Calls fn for each name in Branches; returns how many (0 when the mapping defines none). */
+int mapping_branches(struct mapping *m, map_branch_fn fn, void *arg, struct check_error *err);
 /* Reads every event of r and calls fn for each window, in the order windows end. */
 int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void *arg, struct check_error *err);
 

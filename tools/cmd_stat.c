@@ -1,21 +1,29 @@
 /* spectap stat: what a trace holds, and whether it is whole. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "coverage.h"
 #include "commands.h"
 
 static const char usage[] =
 	"usage: spectap stat FILE.spt [--json]\n"
+	"       spectap stat --coverage --map M.tla --spec S.tla [--cfg S.cfg] [--min N] [--json] FILE.spt...\n"
 	"\n"
 	"Reads every event and prints: events, nodes and kinds with counts, time span, bytes\n"
 	"per event, events lost at capture, message pairing (sends, receives, receives\n"
 	"without a send, receives before their send), and whether the file was closed\n"
 	"cleanly, recovered by scanning, or damaged.\n"
 	"\n"
-	"  --json      one JSON object (keys: events, lost, nodes, kinds, recovered, ...)\n"
+	"With --coverage: what a corpus of traces exercised, through a mapping (docs/mapping.md):\n"
+	"windows per action, and events per code branch (the mapping's Branch(ev)) against the\n"
+	"branches it lists (Branches), each needing at least N events (--min, default 1).\n"
+	"\n"
+	"  --json      one JSON object (keys: events, lost, nodes, kinds, recovered, ...; with\n"
+	"              --coverage: traces, windows, branches, listed, missing, min, complete)\n"
 	"  -h, --help  this text\n";
 
 enum { SEEN_SEND = 1, SEEN_RECV = 2, RECV_FIRST = 4 };
@@ -162,23 +170,56 @@ static void report(struct cli *c, const char *path, struct spt_reader *r, uint64
 	print_counts("kinds", kinds);
 }
 
+static int stat_coverage(struct cli *c, const char *map, const char *spec, const char *cfg, uint64_t min, int n,
+			 char **files)
+{
+	if (!map || !spec)
+		return cli_usage_error(c, "--coverage needs --map M.tla and --spec S.tla");
+	if (n < 1)
+		return cli_usage_error(c, "no trace file given");
+	struct coverage cv;
+	coverage_init(&cv, map, spec, cfg);
+	int rc = CLI_OK;
+	for (int i = 0; i < n && rc == CLI_OK; i++)
+		rc = coverage_add(&cv, c, files[i]);
+	if (rc == CLI_OK)
+		coverage_print(&cv, min, c->json, stdout);
+	coverage_fini(&cv);
+	return rc;
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	struct cli c = { .cmd = "stat", .usage = usage };
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "json", no_argument, NULL, 'j' },     { "coverage", no_argument, NULL, 'C' },
+		{ "map", required_argument, NULL, 'M' }, { "spec", required_argument, NULL, 'S' },
+		{ "cfg", required_argument, NULL, 'F' }, { "min", required_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt;
+	bool coverage = false;
+	const char *map = NULL, *spec = NULL, *cfg = NULL;
+	uint64_t min = 1;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j': break;
-		case 'h': return cli_help(&c);
-		default: return cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]);
+		case 'C': coverage = true; break;
+		case 'M': map = optarg; break;
+		case 'S': spec = optarg; break;
+		case 'F': cfg = optarg; break;
+		case 'N':
+			if (!cli_parse_u64(&c, "--min", optarg, &min))
+				return CLI_USAGE;
+			break;
+		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
+	if (coverage)
+		return stat_coverage(&c, map, spec, cfg, min, argc - optind, argv + optind);
+	if (map || spec || cfg)
+		return cli_usage_error(&c, "--map, --spec and --cfg go with --coverage");
 	if (optind + 1 != argc)
 		return cli_usage_error(&c, optind == argc ? "the trace file is missing" : "one trace file expected");
 	const char *path = argv[optind];

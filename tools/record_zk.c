@@ -12,6 +12,7 @@
 #include "emit_capture.h"
 #include "ensemble.h"
 #include "record.h"
+#include "record_corpus.h"
 #include "spectap/value.h"
 #include "supervise.h"
 #include "zk_scenario.h"
@@ -39,6 +40,12 @@ static const char usage[] =
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"
+	"  --until-covered --map M.tla --spec S.tla [--cfg C] [--min N] [--budget SECONDS]\n"
+	"                   run the scenario with seeds S, S+1, ... (one trace each, -o names a\n"
+	"                   directory: SCENARIO-SEED.spt, its --json summary, manifest.json) until\n"
+	"                   every branch the mapping lists (Branches) has N events (default 1), or\n"
+	"                   no run may start after SECONDS (default 600); see spectap stat --coverage\n"
+	"\n"
 	"The ensemble runs with tickTime 1000 ms, initLimit 10, syncLimit 5.\n"
 	"\n"
 	"Exit status: 0 done, 1 failed, events lost (without --allow-loss) or the trace disagrees\n"
@@ -53,7 +60,41 @@ struct rec_opts {
 	enum emit_via via;
 	bool force, allow_loss;
 	uint64_t seed;
+	/* --until-covered */
+	bool until_covered;
+	const char *map, *spec, *cfg;
+	uint64_t min, budget_s;
 };
+
+/* --until-covered: the corpus loop runs this command once per seed, with these options. */
+static int until_covered(struct cli *c, const struct rec_opts *o)
+{
+	if (!o->map || !o->spec)
+		return cli_usage_error(c, "--until-covered needs --map M.tla and --spec S.tla");
+	char nodes[16];
+	const char *pass[12];
+	size_t n = 0;
+	snprintf(nodes, sizeof(nodes), "%u", o->nodes);
+	pass[n++] = "--nodes";
+	pass[n++] = nodes;
+	pass[n++] = "--via";
+	pass[n++] = emit_via_name(o->via);
+	if (o->agent) {
+		pass[n++] = "--agent";
+		pass[n++] = o->agent;
+	}
+	if (o->java) {
+		pass[n++] = "--java";
+		pass[n++] = o->java;
+	}
+	if (o->allow_loss)
+		pass[n++] = "--allow-loss";
+	pass[n] = NULL;
+	struct corpus_opts co = { .system = "zookeeper", .scenario = o->scenario, .map = o->map, .spec = o->spec,
+				  .cfg = o->cfg, .dir = o->out, .seed = o->seed, .min = o->min,
+				  .budget_s = (unsigned)o->budget_s, .pass = pass };
+	return record_until_covered(c, &co);
+}
 
 /* A server's last state in the trace, and the leader of its last election's vote. */
 struct node_view {
@@ -359,13 +400,16 @@ out:
 int record_zookeeper(int argc, char **argv)
 {
 	struct cli c = { .cmd = "record", .usage = usage };
-	struct rec_opts o = { .nodes = 3, .seed = 1 };
+	struct rec_opts o = { .nodes = 3, .seed = 1, .min = 1, .budget_s = 600 };
 	static const struct option longopts[] = {
 		{ "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
 		{ "seed", required_argument, NULL, 'S' },     { "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },          { "allow-loss", no_argument, NULL, 'L' },
 		{ "via", required_argument, NULL, 'V' },      { "json", no_argument, NULL, 'j' },
 		{ "agent", required_argument, NULL, 'A' },    { "java", required_argument, NULL, 'J' },
+		{ "until-covered", no_argument, NULL, 'U' },  { "map", required_argument, NULL, 'M' },
+		{ "spec", required_argument, NULL, 'X' },     { "cfg", required_argument, NULL, 'F' },
+		{ "min", required_argument, NULL, 'N' },      { "budget", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
@@ -395,6 +439,20 @@ int record_zookeeper(int argc, char **argv)
 			break;
 		case 'A': o.agent = optarg; break;
 		case 'J': o.java = optarg; break;
+		case 'U': o.until_covered = true; break;
+		case 'M': o.map = optarg; break;
+		case 'X': o.spec = optarg; break;
+		case 'F': o.cfg = optarg; break;
+		case 'N':
+			if (!cli_parse_u64(&c, "--min", optarg, &o.min))
+				return CLI_USAGE;
+			break;
+		case 'B':
+			if (!cli_parse_u64(&c, "--budget", optarg, &o.budget_s))
+				return CLI_USAGE;
+			if (o.budget_s < 1 || o.budget_s > 86400)
+				return cli_usage_error(&c, "--budget: %" PRIu64 " is not in 1..86400 seconds", o.budget_s);
+			break;
 		case 'o': o.out = optarg; break;
 		case 'f': o.force = true; break;
 		case 'L': o.allow_loss = true; break;
@@ -413,6 +471,11 @@ int record_zookeeper(int argc, char **argv)
 	if (o.nodes < 2 && strcmp(o.scenario, "initial-election"))
 		return cli_usage_error(&c, "scenario %s needs at least 2 servers", o.scenario);
 	if (!o.out)
-		return cli_usage_error(&c, "-o OUT.spt is required");
+		return cli_usage_error(&c, o.until_covered ? "-o DIR (the corpus directory) is required"
+						      : "-o OUT.spt is required");
+	if (o.until_covered)
+		return until_covered(&c, &o);
+	if (o.map || o.spec || o.cfg)
+		return cli_usage_error(&c, "--map, --spec and --cfg go with --until-covered");
 	return record(&c, &o);
 }

@@ -142,6 +142,29 @@ check "interrupted: the trace keeps the events captured" [ "$(jq .events "$T/int
 check_eq "interrupted: the trace reads as not closed (recovered by scanning)" "false true" \
 	"$(jq -r '"\(.indexed) \(.recovered)"' "$T/int.stat")"
 
+# Coverage through a mapping's Branch/Branches: over the corpus of this test's captures, and
+# --until-covered (one run covers CovMap's branches; CovMapNever's can never be covered).
+C=tests/data/coverage
+"$SPECTAP" stat --coverage --map $C/CovMap.tla --spec $C/Cov.tla --json "$T/initial-election.spt" "$T/leader-kill.spt" \
+	"$T/leader-restart.spt" >"$T/cov.json"
+handles=$(for f in initial-election leader-kill leader-restart; do
+	"$SPECTAP" stat --json "$T/$f.spt" | jq '.kinds["zk.notification.handle"]'; done | awk '{ s += $1 } END { print s }')
+check_eq "coverage: a window per handled notification, over the three traces" "$handles" "$(jq .windows.Tick "$T/cov.json")"
+check_eq "coverage: three traces" 3 "$(jq .traces "$T/cov.json")"
+check_eq "coverage: the listed branches are covered" true "$(jq .complete "$T/cov.json")"
+check "coverage: the higher-epoch branch is counted" [ "$(jq '.branches.lookingHigherEpoch' "$T/cov.json")" -ge 1 ]
+run_status 0 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario initial-election --until-covered \
+	--map $C/CovMap.tla --spec $C/Cov.tla --budget 300 -o "$T/corpus"
+check_eq "until-covered: one run covers CovMap's branches" 1 "$(jq '.runs | length' "$T/corpus/manifest.json")"
+check_eq "until-covered: the manifest says complete" true "$(jq .complete "$T/corpus/manifest.json")"
+check "until-covered: the run's trace is in the corpus" test -s "$T/corpus/initial-election-1.spt"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario initial-election --until-covered \
+	--map $C/CovMapNever.tla --spec $C/Cov.tla --budget 1 --seed 4 -o "$T/corpus2"
+check_contains "until-covered: a spent budget is an error naming the manifest" "$T/e" "$T/corpus2/manifest.json"
+check_eq "until-covered: the manifest names what is missing" '["noSuchBranch"]' \
+	"$(jq -c .coverage.missing "$T/corpus2/manifest.json")"
+check_eq "until-covered: seeds from --seed" 4 "$(jq '.runs[0].seed' "$T/corpus2/manifest.json")"
+
 # The SysMoBench ZooKeeper dialect, with the state added: one Notification per send, one
 # HandleNotification per receive (same msgId), a BecomeLeader per leader.
 "$SPECTAP" export --to sysmobench "$T/leader-kill.spt" >"$T/lk.smb" 2>"$T/lk.smb.err"
