@@ -45,6 +45,9 @@ enum ast_kind {
 	A_UNCHANGED, /* UNCHANGED a[0] */
 	A_LAMBDA,    /* LAMBDA params : a[0] */
 	A_STUTTER,   /* [a[0]]_a[1] or <<a[0]>>_a[1] (num: 1 for the angle form) */
+	A_UNSUPPORTED, /* a construct the evaluator cannot evaluate (temporal operators, fairness):
+			* name says which; an error only when evaluated, so a spec may define
+			* Spec == Init /\ [][Next]_vars and be checked step by step */
 };
 
 struct ast;

@@ -1060,6 +1060,9 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_STUTTER:
 		rc = ev_fail(&in->ev, e, "[A]_v is a temporal formula: it can only be checked as a step");
 		break;
+	case A_UNSUPPORTED:
+		rc = ev_fail(&in->ev, e, "%s", e->name);
+		break;
 	}
 done:
 	depth--;

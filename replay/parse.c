@@ -257,10 +257,26 @@ static struct ast *name_app(struct conv *c, TSNode at, const char *name, TSNode 
 	return a;
 }
 
+/* A construct that is an error only if evaluated (see A_UNSUPPORTED). */
+static struct ast *unsupported(struct conv *c, TSNode n, const char *what)
+{
+	struct ast *a = node(c, n, A_UNSUPPORTED, 0);
+	if (!a)
+		return NULL;
+	char msg[256];
+	uint32_t len = ts_node_end_byte(n) - ts_node_start_byte(n);
+	snprintf(msg, sizeof(msg), "%s is not supported in evaluated expressions (at \"%.*s\"): spectap checks steps, "
+		 "not temporal formulas", what, (int)(len > 60 ? 60 : len), c->src + ts_node_start_byte(n));
+	a->name = parse_intern(c->pc, msg, strlen(msg));
+	return a;
+}
+
 static struct ast *infix(struct conv *c, TSNode n)
 {
 	TSNode sym = field(n, "symbol"), lhs = field(n, "lhs"), rhs = field(n, "rhs");
 	const char *op = op_name(sym);
+	if (!op && (is(sym, "leads_to") || is(sym, "plus_arrow")))
+		return unsupported(c, n, is(sym, "leads_to") ? "the temporal operator ~> (leads to)" : "the temporal operator -+->");
 	if (!op)
 		return fail(c, sym, "the infix operator %s is not supported", type(sym));
 	if (!strcmp(op, "/\\") || !strcmp(op, "\\/")) {
@@ -295,8 +311,10 @@ static struct ast *prefix(struct conv *c, TSNode n)
 		struct ast *a = node(c, n, A_UNCHANGED, 1);
 		return a && (a->a[0] = expr(c, rhs)) ? a : NULL;
 	}
-	if (is(sym, "enabled") || is(sym, "always") || is(sym, "eventually"))
-		return fail(c, n, "temporal operator %s is not supported in evaluated expressions", type(sym));
+	if (is(sym, "always") || is(sym, "eventually"))
+		return unsupported(c, n, is(sym, "always") ? "the temporal operator [] (always)" : "the temporal operator <> (eventually)");
+	if (is(sym, "enabled"))
+		return unsupported(c, n, "ENABLED");
 	const char *op = op_name(sym);
 	if (!op)
 		return fail(c, sym, "the prefix operator %s is not supported", type(sym));
@@ -699,6 +717,10 @@ static struct ast *expr(struct conv *c, TSNode n)
 			a->num = !strcmp(t, "step_expr_no_stutter");
 		return a;
 	}
+	if (!strcmp(t, "fairness"))
+		return unsupported(c, n, "fairness (WF_/SF_)");
+	if (!strcmp(t, "temporal_forall") || !strcmp(t, "temporal_exists"))
+		return unsupported(c, n, "temporal quantification (\\AA, \\EE)");
 	return fail(c, n, "%s is not supported", t);
 }
 

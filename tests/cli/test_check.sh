@@ -113,4 +113,26 @@ printf '{"pre_state":{"term":1},"post_state":{}}\n' >"$T/var.ndjson"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows "$T/var.ndjson" --action Timeout
 check_contains "unknown variable in a window" "$T/e" "pre_state has term, which is not a variable of the spec"
 
+# Temporal formulas may be defined (every real spec has Spec == Init /\ [][Next]_vars): checking
+# steps works; evaluating one is an error naming the operator and its position.
+cat >"$T/Temporal.tla" <<'TLA'
+---- MODULE Temporal ----
+EXTENDS Naturals
+VARIABLE x
+vars == <<x>>
+Init == x = 0
+Inc == x' = x + 1
+Next == Inc
+Spec == Init /\ [][Next]_vars /\ WF_vars(Next)
+Live == <>(x = 3)
+Leads == (x = 1) ~> (x = 2)
+IncIfLive == Live /\ Inc
+====
+TLA
+printf '%s\n' '{"pre_state":{"x":1},"post_state":{"x":2}}' >"$T/inc.ndjson"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/Temporal.tla" --windows "$T/inc.ndjson" --action Inc --json
+check_eq "a spec defining temporal formulas checks its steps" 1 "$(jq .actions.Inc.passed "$T/o")"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/Temporal.tla" --windows "$T/inc.ndjson" --action IncIfLive
+check_contains "evaluating <> names it and where" "$T/e" "Temporal.tla:9:9: IncIfLive: the temporal operator <> (eventually) is not supported"
+
 finish
