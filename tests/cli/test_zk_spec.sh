@@ -1,0 +1,91 @@
+#!/bin/sh
+# ZooKeeper 3.8.0's Fast Leader Election against systems/zookeeper/spec/ZkFle.tla: real captures
+# of every scenario, mapped to Transition Validation windows by ZkFleMap.tla (one window per
+# recorded step, the fine actions) and ZkBenchMap.tla (the benchmark's Notification,
+# HandleNotification, BecomeLeader), every window checked; the spec's invariants checked on every
+# observed state; broken copies of the spec must fail.
+. tests/cli/lib.sh
+D=systems/zookeeper/spec
+SPEC=$D/ZkFle.tla
+SEEDS=${ZK_SPEC_SEEDS:-1 2}
+SCENARIOS="initial-election leader-kill leader-restart follower-pause rolling-restart random"
+FINE="Restart InitFle WriteCurrentEpoch WriteAcceptedEpoch StartElection UpdateProposal SendNotification
+ReceiveQueued ReceiveAnswered HandleSameEpoch HandleSameEpochBetter PutVote QuorumReached FinalizeDiscard
+BecomeFollower BecomeLeader ElectionEnd ReplyNotLooking HandleFromLearner PutLearnerVote PutOutOfElection
+StopServing ElectionTimeout HandleHigherEpoch RaiseLogicalclock ClearRecvset JoinOutOfElection"
+BENCH="Notification HandleNotification BecomeLeader"
+
+# Without a trace: the spec and both mappings load, a window naming an action checks.
+printf '%s\n' '{"window_id":1,"action":"ElectionStop","pre_state":{},"post_state":{}}' >"$T/empty.ndjson"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec "$SPEC" --windows "$T/empty.ndjson" --action ElectionStop --json
+check_eq "the spec loads: Init's state steps to itself" 1 "$(jq '.actions.ElectionStop.passed' "$T/o")"
+
+if [ "$(id -u)" != 0 ] || [ ! -f /usr/share/java/zookeeper.jar ]; then
+	echo "SKIP: recording ZooKeeper traces needs root and /usr/share/java/zookeeper.jar"
+	finish
+	exit $?
+fi
+
+check_map() { # TRACE MAP OUT: every window passes
+	run_status 0 "$3" "$T/e" "$SPECTAP" check --spec "$SPEC" --map "$2" "$1" --json --max-failures 1000000
+	jq -c '.actions | to_entries[] | .key as $a | .value.failures[] | {action: $a, window_id, actor, events, differs}' "$3" >"$3.fail"
+	while read -r f; do bad "$(basename "$1") $(basename "$2" .tla): window fails: $f"; done <"$3.fail"
+	check_eq "$(basename "$1") $(basename "$2" .tla): every window passes" 0 "$(wc -l <"$3.fail" | tr -d ' ')"
+}
+
+for seed in $SEEDS; do
+	for s in $SCENARIOS; do
+		t="$T/$s-$seed.spt"
+		run_status 0 "$T/$s-$seed.sum" "$T/$s-$seed.err" "$SPECTAP" record zookeeper --scenario "$s" --seed "$seed" -o "$t" --json
+		[ -f "$t" ] || continue
+		check_map "$t" "$D/ZkFleMap.tla" "$T/$s-$seed.fle"
+		check_map "$t" "$D/ZkBenchMap.tla" "$T/$s-$seed.bench"
+		echo "  $s $seed: $(jq -r '[.actions | to_entries[] | "\(.key) \(.value.passed)/\(.value.windows)"] | join(", ")' "$T/$s-$seed.fle")"
+		# Both mappings see every step: the bench windows hold the fine windows' steps.
+		check_eq "$s $seed: Notification windows are the sends" \
+			"$(jq '[.actions | to_entries[] | select(.key | IN("SendNotification", "ReplyLagging", "ReplyNotLooking", "Resend")) | .value.windows] | add // 0' "$T/$s-$seed.fle")" \
+			"$(jq '.actions.Notification.windows // 0' "$T/$s-$seed.bench")"
+		check_eq "$s $seed: HandleNotification windows are the receipts" \
+			"$(jq '[.actions | to_entries[] | select(.key | IN("ReceiveQueued", "ReceiveAnswered", "ReceiveIgnored")) | .value.windows] | add // 0' "$T/$s-$seed.fle")" \
+			"$(jq '.actions.HandleNotification.windows // 0' "$T/$s-$seed.bench")"
+
+		# The invariants on every state observed after a step (net left out: Init's).
+		"$SPECTAP" windows --spec "$SPEC" --map "$D/ZkFleMap.tla" "$t" -o "$T/$s-$seed.w" >/dev/null 2>&1
+		cat "$T/$s-$seed.w"/*.ndjson | jq -c --slurp 'to_entries[] | {window_id: (.key + 1), action: "CheckInvariants",
+			pre_state: (.value.post_state | del(.net)), post_state: (.value.post_state | del(.net))}' >"$T/$s-$seed.inv"
+		"$SPECTAP" check --spec "$SPEC" --windows "$T/$s-$seed.inv" --action CheckInvariants --json >"$T/inv.json"
+		check_eq "$s $seed: the invariants hold in every observed state" \
+			"$(wc -l <"$T/$s-$seed.inv" | tr -d ' ')" "$(jq '.actions.CheckInvariants.passed' "$T/inv.json")"
+	done
+done
+
+# Every fine action and every benchmark action had windows in some capture.
+for a in $FINE; do
+	check "fine action $a has windows" [ "$(cat "$T"/*.fle | jq -s "[.[].actions.$a.windows // 0] | add")" -gt 0 ]
+done
+for a in $BENCH; do
+	check "benchmark action $a has windows" [ "$(cat "$T"/*.bench | jq -s "[.[].actions.$a.windows // 0] | add")" -gt 0 ]
+done
+
+# Broken copies of the spec fail, naming what they break.
+cp "$D/ZkFle.cfg" "$T/ZkFle.cfg"
+mutant() { # NAME SED ACTION VARIABLE-or-"" TRACE
+	sed "$2" "$SPEC" >"$T/ZkFle.tla"
+	check "mutant $1 differs from the spec" [ -n "$(diff "$SPEC" "$T/ZkFle.tla")" ]
+	"$SPECTAP" check --spec "$T/ZkFle.tla" --map "$D/ZkFleMap.tla" "$5" --json --max-failures 1000000 >"$T/m.json"
+	check "mutant $1 fails $3 windows" [ "$(jq ".actions.$3 | .windows - .passed" "$T/m.json")" -gt 0 ]
+	[ -z "$4" ] || check_eq "mutant $1's $3 failures name $4" true \
+		"$(jq "[.actions.$3.failures[] | select(.enabled) | .differs | index(\"$4\") != null] | all" "$T/m.json")"
+}
+t=$(ls "$T"/rolling-restart-*.spt | head -n 1)
+# 1: the vote is not put into recvset (line 1042 dropped)
+mutant put-dropped 's/recvset. = \[recvset EXCEPT !\[i\] = Put(@, s, v)\]/recvset'"'"' = recvset/' PutVote recvset "$t"
+# 2: a new election does not raise logicalclock
+mutant no-increment 's/logicalclock. = \[logicalclock EXCEPT !\[i\] = @ + 1\]/logicalclock'"'"' = logicalclock/' \
+	StartElection logicalclock "$t"
+# 3: sendNotifications sends the election epoch 0
+mutant wrong-epoch 's/net. = Add(net, Msg(i, j, MyNotification(i)))/net'"'"' = Add(net, Msg(i, j, [MyNotification(i) EXCEPT !.electionEpoch = 0]))/' \
+	SendNotification net "$t"
+# 4: a quorum is all servers: the elections the trace shows end without one
+mutant all-quorum 's/IsQuorum(S) == 2 \* Cardinality(S) > N/IsQuorum(S) == Cardinality(S) = N/' BecomeFollower "" "$t"
+finish
