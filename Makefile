@@ -130,6 +130,44 @@ $(BUILD)/libprobes.a: $(PROBE_OBJ)
 $(BUILD)/san/libprobes.a: $(PROBE_SOBJ)
 	ar rcs $@ $^
 
+# C binary support (probes/c): libdw and libelf; its test probes tests/targets/c_target.
+C_SRC  := $(wildcard probes/c/*.c)
+C_HDR  := $(wildcard probes/c/*.h)
+C_OBJ  := $(patsubst probes/c/%.c,$(BUILD)/rel/cbin/%.o,$(C_SRC))
+C_SOBJ := $(patsubst probes/c/%.c,$(BUILD)/san/cbin/%.o,$(C_SRC))
+C_LIBS := -ldw -lelf
+
+$(C_OBJ): $(BUILD)/rel/cbin/%.o: probes/c/%.c $(C_HDR) $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes/c $(ALL_CFLAGS) -c $< -o $@
+$(C_SOBJ): $(BUILD)/san/cbin/%.o: probes/c/%.c $(C_HDR) $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes/c $(ALL_CFLAGS) -O1 $(SAN) -c $< -o $@
+$(BUILD)/libcbin.a: $(C_OBJ)
+	ar rcs $@ $^
+$(BUILD)/san/libcbin.a: $(C_SOBJ)
+	ar rcs $@ $^
+
+# The C program the cbin tests probe: ours, plain -O2 -g, not sanitized.
+$(BUILD)/tests/c_target: tests/targets/c_target.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE $(ALL_CFLAGS) -O2 -g -o $@ $<
+# Its shared-object variant: the same program as libc_target.so, run by c_target_so.
+$(BUILD)/tests/libc_target.so: tests/targets/c_target.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -DC_TARGET_LIB $(ALL_CFLAGS) -O2 -g -fPIC -shared -o $@ $<
+$(BUILD)/tests/c_target_so: tests/targets/c_target.c $(BUILD)/tests/libc_target.so
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -DC_TARGET_LAUNCHER $(ALL_CFLAGS) -O2 -g -o $@ $< -L$(BUILD)/tests -lc_target \
+		-Wl,-rpath,'$$ORIGIN'
+
+$(BUILD)/tests/test_cbin: tests/unit/test_cbin.c tests/unit/check.h $(BUILD)/san/libcbin.a \
+		$(BUILD)/san/libprobes.a $(BUILD)/tests/c_target $(BUILD)/tests/c_target_so $(C_HDR) $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes -Iprobes/c $(ALL_CFLAGS) -O1 $(SAN) \
+		-DC_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/c_target"' \
+		-o $@ $< $(BUILD)/san/libcbin.a $(BUILD)/san/libprobes.a $(C_LIBS) $(BPF_LIBS)
+
 # The program the uprobe tests probe: ours, plain -O2 -g, not sanitized.
 $(BUILD)/tests/uprobe_target: tests/targets/uprobe_target.c
 	@mkdir -p $(@D)
@@ -308,7 +346,7 @@ $(BUILD)/bench/bench_trace: bench/bench_trace.c $(BUILD)/libspectap.a $(HEADERS)
 # The library and tools must also build warning-free with clang.
 clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL) zk-clang-check
 	@mkdir -p $(BUILD)/clang
-	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(CAPTURE_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC) bench/bench_emit.c bench/bench_zk_election.c; do \
+	@for f in $(LIB_SRC) $(REPLAY_SRC) $(GO_SRC) $(PROBE_SRC) $(C_SRC) $(CAPTURE_SRC) $(TOOL_SRC) $(GEN_C) $(EMIT_SRC) collector/lttng_reader.c $(BENCH_ETCD_SRC) bench/bench_emit.c bench/bench_zk_election.c; do \
 		$(CLANG) $(CPPFLAGS) -Iprobes -Icollector -I$(BUILD)/bpf $(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "clang-check: ok"
 

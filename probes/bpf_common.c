@@ -43,6 +43,9 @@ void bpfc_format(char *buf, size_t len, const char *fmt, ...)
 
 const char *bpfc_perm_hint(int err)
 {
+	/* Root gets -EACCES from the verifier, not for lack of rights. */
+	if (err == -EACCES && geteuid() == 0)
+		return " (as root: the verifier rejected the program; its log is above)";
 	return err == -EPERM || err == -EACCES ? " (BPF not permitted: run as root, or with CAP_BPF and CAP_PERFMON)"
 					       : "";
 }

@@ -19,7 +19,7 @@ void bpfc_init_print(void);
 /* vsnprintf into buf when buf and len are set. */
 void bpfc_vformat(char *buf, size_t len, const char *fmt, va_list ap);
 void bpfc_format(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* " (BPF not permitted: ...)" for -EPERM/-EACCES, else "". */
+/* " (BPF not permitted: ...)" for -EPERM/-EACCES, else "" (-EACCES as root: a verifier rejection). */
 const char *bpfc_perm_hint(int err);
 
 /* 0 when bytes is a power-of-two multiple of the page size, at most 1 GiB; else -EINVAL with

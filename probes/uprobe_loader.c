@@ -119,7 +119,26 @@ const char *uprobe_loader_error(const struct uprobe_loader *l)
 	return l ? l->err : "";
 }
 
-/* Checks a spec and derives has_block into *out. */
+/* The stash fields of a spec (see struct probe_spec); reads_stash says a read uses one. */
+static int check_stash(struct uprobe_loader *l, uint32_t probe_id, const struct probe_spec *spec, bool reads_stash)
+{
+	if (spec->nstash > UPROBE_MAX_STASH || spec->nstash > spec->nreads)
+		return fail(l, -EINVAL, "uprobe attach: probe %u stashes %u reads (at most %d, and at most nreads %u)",
+			    probe_id, spec->nstash, UPROBE_MAX_STASH, spec->nreads);
+	if ((spec->flags & UPROBE_SPEC_STASH_ONLY) && !spec->nstash)
+		return fail(l, -EINVAL, "uprobe attach: probe %u is STASH_ONLY but stashes nothing (nstash 0)", probe_id);
+	if (spec->nstash && reads_stash)
+		return fail(l, -EINVAL, "uprobe attach: probe %u both saves a stash and reads one", probe_id);
+	if ((spec->nstash || reads_stash) && !spec->stash_id)
+		return fail(l, -EINVAL, "uprobe attach: probe %u uses a stash but its stash_id is 0", probe_id);
+	for (uint32_t i = 0; i < spec->nstash; i++)
+		if (spec->reads[i].kind != UPROBE_READ_VALUE && spec->reads[i].kind != UPROBE_READ_MEM)
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: a stashed read must be VALUE or MEM",
+				    probe_id, i);
+	return 0;
+}
+
+/* Checks a spec and derives has_block and reads_stash into *out. */
 static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct probe_spec *spec,
 		      struct probe_spec *out)
 {
@@ -128,11 +147,13 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 	if (spec->nreads > UPROBE_MAX_READS)
 		return fail(l, -EINVAL, "uprobe attach: probe %u has %u reads (at most %d)", probe_id,
 			    spec->nreads, UPROBE_MAX_READS);
-	if (spec->flags & ~UPROBE_SPEC_RETPROBE)
+	if (spec->flags & ~(UPROBE_SPEC_RETPROBE | UPROBE_SPEC_STASH_ONLY))
 		return fail(l, -EINVAL, "uprobe attach: probe %u has unknown flags 0x%x", probe_id, spec->flags);
 	memset(out, 0, sizeof(*out));
 	out->nreads = spec->nreads;
 	out->flags = spec->flags;
+	out->stash_id = spec->stash_id;
+	out->nstash = spec->nstash;
 	for (uint32_t i = 0; i < spec->nreads; i++) {
 		const struct uprobe_read *r = &spec->reads[i];
 		bool reg = r->src <= UPROBE_SRC_RIP, sized = r->size == 1 || r->size == 2 || r->size == 4 ||
@@ -140,12 +161,18 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 
 		if (r->kind == UPROBE_READ_NONE)
 			continue;
-		if (!reg && r->src != UPROBE_SRC_STACK)
+		if (!reg && r->src != UPROBE_SRC_STACK && r->src != UPROBE_SRC_STASH)
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: unknown source %u", probe_id, i,
 				    r->src);
 		if (reg && r->src_off)
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: src_off is for stack slots only",
 				    probe_id, i);
+		if (r->src == UPROBE_SRC_STASH) {
+			if (r->src_off < 0 || r->src_off >= UPROBE_MAX_STASH)
+				return fail(l, -EINVAL, "uprobe attach: probe %u read %u: stash value %d not in 0..%d",
+					    probe_id, i, r->src_off, UPROBE_MAX_STASH - 1);
+			out->reads_stash = 1;
+		}
 		if (r->nderef > UPROBE_MAX_DEREFS)
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: %u dereferences (at most %d)",
 				    probe_id, i, r->nderef, UPROBE_MAX_DEREFS);
@@ -197,7 +224,7 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 			out->reads[i].stride = 0;
 		}
 	}
-	return 0;
+	return check_stash(l, probe_id, spec, out->reads_stash);
 }
 
 /* Opens path as ELF; on failure returns NULL with *code = -ENOENT/-EACCES/... or -ENOEXEC. */

@@ -3,7 +3,8 @@
  * the attach cookie = probe id), so attaching to a new function needs no new BPF code.
  * Records go to the ring buffer without wakeups (user space drains on a timer); failed
  * reservations are counted per CPU and the per-CPU sequence still advances, so loss is never
- * silent. Faulting reads set an error bit; they never drop the record. */
+ * silent. Faulting reads set an error bit; they never drop the record. An entry probe may save
+ * values (a stash) for the return probe of the same call: uretprobes see no arguments. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "uprobe.h"
@@ -22,6 +23,14 @@ struct {
 	__type(value, struct probe_spec);
 } spec_map SEC(".maps");
 
+/* LRU: a call whose return never comes (longjmp, exit) must not fill the map for good. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, UPROBE_MAX_STASHED);
+	__type(key, struct uprobe_stash_key);
+	__type(value, struct uprobe_stash);
+} stash_map SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -38,7 +47,8 @@ struct {
 		r_;                                                                                \
 	})
 
-static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __s32 src_off, int *fault)
+static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __s32 src_off,
+				       const struct uprobe_stash *stash, int *fault)
 {
 	__u64 v = 0;
 
@@ -64,6 +74,12 @@ static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __
 		if (bpf_probe_read_user(&v, sizeof(v), (const void *)(CTX_REG(regs, sp) + (__s64)src_off)))
 			*fault = 1;
 		return v;
+	case UPROBE_SRC_STASH:
+		if ((__u32)src_off >= UPROBE_MAX_STASH || ((stash->err >> (src_off & 31)) & 1)) {
+			*fault = 1;
+			return 0;
+		}
+		return stash->val[src_off & (UPROBE_MAX_STASH - 1)];
 	default:
 		*fault = 1; /* the loader rejects these; never trust the map blindly */
 		return 0;
@@ -114,7 +130,8 @@ static __always_inline int read_array(const struct uprobe_read *r, const struct 
 /* Performs read i of spec into e; block is e's (zeroed) block area for this read, or NULL in a
  * compact record. Returns 1 if the read faulted. */
 static __always_inline int do_read(const struct pt_regs *regs, const struct uprobe_read *r,
-				   const struct uprobe_event *e, __u32 i, __u64 *val, __u8 *block)
+				   const struct uprobe_event *e, __u32 i, __u64 *val, __u8 *block,
+				   const struct uprobe_stash *stash)
 {
 	int fault = 0;
 	__u32 kind = r->kind, size = r->size;
@@ -123,7 +140,7 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 	*val = 0;
 	if (kind == UPROBE_READ_NONE)
 		return 0;
-	v = reg_value(regs, r->src, r->src_off, &fault);
+	v = reg_value(regs, r->src, r->src_off, stash, &fault);
 	if (fault)
 		return 1;
 #pragma unroll
@@ -164,7 +181,8 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 /* err lives in the record, not in a register: ARRAY reads look up their count's bit, and the
  * verifier need not tell apart 2^24 error patterns. */
 static __always_inline void fill(const struct pt_regs *regs, const struct probe_spec *spec,
-				 struct uprobe_event *e, __u8 (*blocks)[UPROBE_MAX_BLOCK])
+				 struct uprobe_event *e, __u8 (*blocks)[UPROBE_MAX_BLOCK],
+				 const struct uprobe_stash *stash)
 {
 	__u32 n = spec->nreads;
 
@@ -182,10 +200,51 @@ static __always_inline void fill(const struct pt_regs *regs, const struct probe_
 			e->val[i] = 0;
 			continue;
 		}
-		if (do_read(regs, &spec->reads[i], e, i, &e->val[i], blocks ? blocks[i] : 0))
+		if (do_read(regs, &spec->reads[i], e, i, &e->val[i], blocks ? blocks[i] : 0, stash))
 			e->err |= 1u << i;
 	}
 	e->nreads = n > UPROBE_MAX_READS ? UPROBE_MAX_READS : n;
+}
+
+/* The caller's rsp once this call has returned: the same at the entry, at a RET instruction
+ * (rsp + 8: the return address is still on the stack) and in a uretprobe (rsp: popped). */
+static __always_inline __u64 frame_of(const struct pt_regs *regs, const struct probe_spec *spec)
+{
+	return CTX_REG(regs, sp) + (spec->flags & UPROBE_SPEC_RETPROBE ? 0 : 8);
+}
+
+static __always_inline void stash_key(const struct pt_regs *regs, const struct probe_spec *spec,
+				      struct uprobe_stash_key *k)
+{
+	k->tid = (__u32)bpf_get_current_pid_tgid();
+	k->stash_id = spec->stash_id;
+	k->frame = frame_of(regs, spec);
+}
+
+/* Saves the stash: from the record e, or, when there is no record (lost, or STASH_ONLY), by
+ * doing the reads here. A failed update must not leave an older call's stash to be read as
+ * this one's. */
+static __always_inline void stash_save(const struct pt_regs *regs, const struct probe_spec *spec,
+				       const struct uprobe_event *e)
+{
+	struct uprobe_stash_key k = {};
+	struct uprobe_stash st = {};
+
+	stash_key(regs, spec, &k);
+#pragma unroll
+	for (int i = 0; i < UPROBE_MAX_STASH; i++) {
+		if ((__u32)i >= spec->nstash)
+			break;
+		if (e) {
+			st.val[i] = e->val[i];
+			st.err |= e->err & (1u << i);
+		} else if (do_read(regs, &spec->reads[i], 0, i, &st.val[i], 0, &st)) {
+			/* &st as the stash to read: never used, a stashing spec reads none (loader). */
+			st.err |= 1u << i;
+		}
+	}
+	if (bpf_map_update_elem(&stash_map, &k, &st, BPF_ANY))
+		bpf_map_delete_elem(&stash_map, &k);
 }
 
 SEC("uprobe")
@@ -194,6 +253,9 @@ int spectap_uprobe(struct pt_regs *ctx)
 	__u32 zero = 0, id = (__u32)bpf_get_attach_cookie(ctx);
 	struct uprobe_counters *c = bpf_map_lookup_elem(&counters, &zero);
 	const struct probe_spec *spec = bpf_map_lookup_elem(&spec_map, &id);
+	/* A copy on the stack, every slot faulting when there is none: no pointer that may be NULL
+	 * through the 24 inlined reads (the verifier would walk them twice). */
+	struct uprobe_stash stash = {.err = ~0u};
 	struct uprobe_event *e;
 	__u64 seq, pid_tgid;
 
@@ -203,26 +265,41 @@ int spectap_uprobe(struct pt_regs *ctx)
 		__sync_fetch_and_add(&c->no_spec, 1);
 		return 0;
 	}
+	if (spec->nstash && (spec->flags & UPROBE_SPEC_STASH_ONLY)) {
+		stash_save(ctx, spec, 0);
+		return 0;
+	}
+	if (spec->reads_stash) {
+		struct uprobe_stash_key k = {};
+		const struct uprobe_stash *saved;
+
+		stash_key(ctx, spec, &k);
+		saved = bpf_map_lookup_elem(&stash_map, &k);
+		if (saved)
+			__builtin_memcpy(&stash, saved, sizeof(stash));
+	}
 	/* Atomic even though per CPU: a uprobe program can be preempted by another task's hit. */
 	seq = __sync_fetch_and_add(&c->seq, 1);
 	if (spec->has_block) {
 		struct uprobe_event_full *f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
 		if (!f) {
 			__sync_fetch_and_add(&c->lost, 1);
-			return 0;
+			goto lost;
 		}
 		e = &f->ev;
 		e->size = sizeof(*f);
-		fill(ctx, spec, e, f->block);
+		fill(ctx, spec, e, f->block, &stash);
 	} else {
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {
 			__sync_fetch_and_add(&c->lost, 1);
-			return 0;
+			goto lost;
 		}
 		e->size = sizeof(*e);
-		fill(ctx, spec, e, 0);
+		fill(ctx, spec, e, 0, &stash);
 	}
+	if (spec->nstash)
+		stash_save(ctx, spec, e);
 	pid_tgid = bpf_get_current_pid_tgid();
 	e->probe_id = id;
 	e->cpu = bpf_get_smp_processor_id();
@@ -232,5 +309,11 @@ int spectap_uprobe(struct pt_regs *ctx)
 	e->seq = seq;
 	e->reserved8 = 0;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+lost:
+	/* The return probe still needs the stash: a lost entry record must not become a fault
+	 * (or worse) in the return record too. */
+	if (spec->nstash)
+		stash_save(ctx, spec, 0);
 	return 0;
 }

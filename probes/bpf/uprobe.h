@@ -14,6 +14,8 @@
 #define UPROBE_MAX_BLOCK 64  /* bytes of one block read */
 #define UPROBE_MAX_ELEMS (UPROBE_MAX_BLOCK / 8) /* u64 elements of one ARRAY read */
 #define UPROBE_MAX_PROBES 4096 /* distinct probe ids (spec map entries) */
+#define UPROBE_MAX_STASH 4     /* values an entry probe saves for its function's return */
+#define UPROBE_MAX_STASHED 16384 /* (thread, stash id, frame) entries live at once (LRU) */
 
 /* Read sources. Registers use the DWARF x86-64 register numbers (what DW_OP_reg<n> and
  * DW_OP_breg<n> name), so locations taken from debug info need no translation. */
@@ -36,6 +38,10 @@ enum uprobe_src {
 	UPROBE_SRC_R15 = 15,
 	UPROBE_SRC_RIP = 16,
 	UPROBE_SRC_STACK = 32, /* the u64 at rsp + src_off (rsp as at the probe site) */
+	/* Value src_off (0..UPROBE_MAX_STASH-1) that this thread's entry probe saved for the same
+	 * call (spec stash_id, frame): what a uretprobe reads instead of the clobbered arguments.
+	 * No saved value: the read faults. */
+	UPROBE_SRC_STASH = 33,
 };
 
 /* What a read produces (struct uprobe_read.kind). */
@@ -69,14 +75,37 @@ struct uprobe_read {
 };
 
 #define UPROBE_SPEC_RETPROBE 0x1u /* attach at function return (uretprobe); registers at return */
+#define UPROBE_SPEC_STASH_ONLY 0x2u /* with nstash: save the stash, emit no record (not in seq) */
 
-/* The probe spec, stored in the spec map under the probe id (= the attach cookie). */
+/* The probe spec, stored in the spec map under the probe id (= the attach cookie).
+ *
+ * Stash (entry -> return, per thread): a spec with nstash > 0 (an entry probe, or a probe on a
+ * RET instruction) saves the values of its reads 0..nstash-1 (VALUE or MEM) under (thread,
+ * stash_id, frame), also when its record is lost; a spec whose reads use UPROBE_SRC_STASH
+ * reads them back under (thread, stash_id, frame). frame is the caller's rsp after the return:
+ * rsp + 8 at the entry or at a RET instruction, rsp in a uretprobe; so recursive calls each
+ * have their own stash. A later call at the same frame overwrites it. */
 struct probe_spec {
 	__u32 nreads; /* 0..UPROBE_MAX_READS */
 	__u32 flags;  /* UPROBE_SPEC_*; set by the loader: has_block below is derived */
 	__u32 has_block; /* set by the loader: 1 if any read is BLOCK or ARRAY (full records) */
-	__u32 reserved;
+	__u16 stash_id;  /* with nstash or UPROBE_SRC_STASH reads: which stash, > 0 */
+	__u8 nstash;     /* 0..UPROBE_MAX_STASH reads to save; 0 in a spec that reads a stash */
+	__u8 reads_stash; /* set by the loader: 1 if any read's source is UPROBE_SRC_STASH */
 	struct uprobe_read reads[UPROBE_MAX_READS];
+};
+
+/* A saved stash, in the LRU hash map stash_map. */
+struct uprobe_stash_key {
+	__u32 tid;
+	__u32 stash_id;
+	__u64 frame;
+};
+
+struct uprobe_stash {
+	__u64 val[UPROBE_MAX_STASH];
+	__u32 err; /* bit k: read k faulted at the entry, so reading slot k faults too */
+	__u32 reserved;
 };
 
 /* One record in the ring buffer. A probe with no BLOCK or ARRAY read emits struct uprobe_event
