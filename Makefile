@@ -378,7 +378,13 @@ $(BUILD)/bench/bench_etcd: $(BENCH_ETCD_SRC) bench/bench_etcd.h $(CAPTURE_OBJ) $
 		$(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $(BENCH_ETCD_SRC) $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
-		$(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) -lcapstone
+		$(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread
+# The collector alone on recorded uprobe records (`record`, then `replay`): its CPU per event.
+$(BUILD)/bench/bench_etcd_replay: bench/bench_etcd_replay.c $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
+		$(BUILD)/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
+		$(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread
 
 # Its probe target: a Go program, built offline like putload.
 $(BUILD)/bench/hitloop: bench/go/hitloop/main.go

@@ -347,6 +347,10 @@ struct launch {
 	char *const *envp;
 	const char *cwd;
 	int fd_in, fd_out, fd_err;
+	/* Called in the parent once the child is tracked and before it may exec (sup.on_fork). */
+	void (*on_fork)(void *ctx, size_t proc, int pid);
+	void *on_fork_ctx;
+	size_t proc;
 };
 
 struct exec_report {
@@ -355,9 +359,17 @@ struct exec_report {
 };
 
 /* In the child: only async-signal-safe calls until execve. */
-static void child_exec(const struct launch *l, pid_t parent, int report_fd)
+static void child_exec(const struct launch *l, pid_t parent, int report_fd, int go_fd)
 {
 	struct exec_report rep = {0, 0};
+	if (go_fd >= 0) {
+		/* Wait until the parent has run its on_fork hook (it closes the pipe then). */
+		char c;
+		ssize_t r;
+		do
+			r = read(go_fd, &c, 1);
+		while (r < 0 && errno == EINTR);
+	}
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -393,13 +405,13 @@ static void child_exec(const struct launch *l, pid_t parent, int report_fd)
 /* Forks, puts the child in its own process group, tracks it and checks the exec. */
 static int launch(const struct launch *l, pid_t *pidp, int *slotp, char *err)
 {
-	int rc = 0, pipefd[2] = {-1, -1}, slot;
+	int rc = 0, pipefd[2] = {-1, -1}, gofd[2] = {-1, -1}, slot;
 	pid_t pid = -1, parent = getpid();
 	sigset_t block, old;
 	bool blocked = false;
 
 	ensure_atexit();
-	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || (l->on_fork && pipe2(gofd, O_CLOEXEC) < 0)) {
 		rc = fail(err, errno, "%s: pipe: %s", l->what, strerror(errno));
 		goto out;
 	}
@@ -421,7 +433,9 @@ static int launch(const struct launch *l, pid_t *pidp, int *slotp, char *err)
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_exec(l, parent, pipefd[1]);
+		if (gofd[1] >= 0)
+			close(gofd[1]);
+		child_exec(l, parent, pipefd[1], gofd[0]);
 	}
 	if (setpgid(pid, pid) < 0 && errno != EACCES && errno != ESRCH) {
 		/* EACCES: it already exec'ed (after its own setpgid); nothing else is expected. */
@@ -435,6 +449,13 @@ static int launch(const struct launch *l, pid_t *pidp, int *slotp, char *err)
 	blocked = false;
 	close(pipefd[1]);
 	pipefd[1] = -1;
+	if (l->on_fork) {
+		/* The child cannot run the program before this returns: whoever the hook tells
+		 * (a collector naming the pid) knows it before its first instruction. */
+		l->on_fork(l->on_fork_ctx, l->proc, (int)pid);
+		close(gofd[1]);
+		gofd[1] = -1;
+	}
 
 	struct exec_report rep;
 	ssize_t got;
@@ -459,6 +480,9 @@ out:
 		close(pipefd[0]);
 	if (pipefd[1] >= 0)
 		close(pipefd[1]);
+	for (int k = 0; k < 2; k++)
+		if (gofd[k] >= 0)
+			close(gofd[k]);
 	return rc;
 }
 
@@ -596,7 +620,7 @@ int sup_start(struct sup *s, size_t i)
 		rc = fail(s->err, errno, "%s: open /dev/null: %s", what, strerror(errno));
 		goto out;
 	}
-	struct launch l = {what, p->exe, p->argv, p->envp, p->cwd, nullfd, logfd, logfd};
+	struct launch l = {what, p->exe, p->argv, p->envp, p->cwd, nullfd, logfd, logfd, s->on_fork, s->on_fork_ctx, i};
 	pid_t pid;
 	int slot;
 	rc = launch(&l, &pid, &slot, s->err);

@@ -62,6 +62,11 @@ struct sup {
 	struct sup_proc *procs;
 	size_t n, cap;
 	unsigned grace_ms; /* SIGTERM -> SIGKILL grace for stops and teardown */
+	/* Optional: called with each started process's pid after the fork and before the child
+	 * may exec (it waits on a pipe), at every start and restart: a capture names the pid
+	 * before the program runs a single instruction, however the scheduler orders them. */
+	void (*on_fork)(void *ctx, size_t proc, int pid);
+	void *on_fork_ctx;
 	char err[SUP_ERR_SIZE];
 };
 

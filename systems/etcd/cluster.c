@@ -154,11 +154,22 @@ void etcd_cluster_stop(struct etcd_cluster *c)
 		snprintf(c->err, sizeof c->err, "etcd cluster stop: %.700s", c->net.err);
 }
 
+/* The supervisor's fork hook: a member's pid, before its etcd runs (cluster.h: spawned). */
+static void member_forked(void *ctx, size_t proc, int pid)
+{
+	struct etcd_cluster *c = ctx;
+	for (unsigned i = 0; i < c->n; i++)
+		if (c->m[i].proc == proc && c->spawned)
+			c->spawned(c->spawned_ctx, i, pid);
+}
+
 int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o)
 {
 	int rc = 0;
 	memset(c, 0, sizeof *c);
 	sup_init(&c->sup, o->grace_ms);
+	c->sup.on_fork = member_forked;
+	c->sup.on_fork_ctx = c;
 	c->n = o->members ? o->members : 3;
 	c->heartbeat_ms = o->heartbeat_ms ? o->heartbeat_ms : 100;
 	c->election_ms = o->election_ms ? o->election_ms : 1000;
@@ -284,8 +295,6 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 		rc = sup_start(&c->sup, c->m[i].proc);
 		if (rc < 0)
 			goto sup_failed;
-		if (c->spawned)
-			c->spawned(c->spawned_ctx, i, (int)c->sup.procs[c->m[i].proc].pid);
 	}
 	for (unsigned i = 0; i < c->n; i++) {
 		rc = wait_etcd_exec(c, i, "etcd cluster: start");
@@ -715,8 +724,6 @@ int etcd_cluster_restart(struct etcd_cluster *c, unsigned i)
 		rc = sup_restart(&c->sup, c->m[i].proc);
 	if (rc < 0)
 		return cfail(c, -rc, "restart %s: %s", c->m[i].name, c->sup.err);
-	if (c->spawned)
-		c->spawned(c->spawned_ctx, i, (int)c->sup.procs[c->m[i].proc].pid);
 	c->m[i].killed = false;
 	c->m[i].paused = false;
 	/* A partitioned member stays cut off: its namespace's link is still down. */

@@ -208,11 +208,22 @@ static int copy_str(struct zk_ensemble *e, char *dst, size_t size, const char *s
 	return 0;
 }
 
+/* The supervisor's fork hook: a server's pid, before its JVM runs (ensemble.h: spawned). */
+static void server_forked(void *ctx, size_t proc, int pid)
+{
+	struct zk_ensemble *e = ctx;
+	for (unsigned i = 0; i < e->n; i++)
+		if (e->s[i].proc == proc && e->spawned)
+			e->spawned(e->spawned_ctx, i, pid);
+}
+
 int zk_ensemble_start(struct zk_ensemble *e, const struct zk_ensemble_opts *o)
 {
 	int rc = 0;
 	memset(e, 0, sizeof *e);
 	sup_init(&e->sup, o->grace_ms);
+	e->sup.on_fork = server_forked;
+	e->sup.on_fork_ctx = e;
 	e->n = o->servers ? o->servers : 3;
 	e->tick_ms = o->tick_ms ? o->tick_ms : 2000;
 	e->init_limit = o->init_limit ? o->init_limit : 10;
@@ -377,8 +388,6 @@ int zk_ensemble_start(struct zk_ensemble *e, const struct zk_ensemble_opts *o)
 		if (rc < 0)
 			goto sup_failed;
 		e->s[i].runs = 1;
-		if (e->spawned)
-			e->spawned(e->spawned_ctx, i, zk_ensemble_pid(e, i));
 	}
 	e->launched_ms = sup_now_ms();
 	e->started = true;
@@ -843,8 +852,6 @@ int zk_ensemble_restart(struct zk_ensemble *e, unsigned i)
 		return efail(e, -rc, "restart %s: %s", e->s[i].name, e->sup.err);
 	e->s[i].killed = false;
 	e->s[i].paused = false;
-	if (e->spawned)
-		e->spawned(e->spawned_ctx, i, zk_ensemble_pid(e, i));
 	return 0;
 }
 

@@ -230,6 +230,50 @@ out:
 	CHECK(pid2 == 0 || !alive(pid2));
 }
 
+/* sup.on_fork runs before the child may exec: the hook sees the child still running this
+ * program (not yet /bin/sleep), however the scheduler orders parent and child; at a restart
+ * too. */
+struct fork_seen {
+	int calls, pid;
+	size_t proc;
+	bool before_exec;
+};
+
+static void on_fork_hook(void *ctx, size_t proc, int pid)
+{
+	struct fork_seen *f = ctx;
+	char link[64], exe[512] = "", self[512] = "";
+	snprintf(link, sizeof link, "/proc/%d/exe", pid);
+	ssize_t n = readlink(link, exe, sizeof exe - 1), m = readlink("/proc/self/exe", self, sizeof self - 1);
+	/* Give the child every chance to run ahead if nothing held it. */
+	usleep(20000);
+	ssize_t n2 = readlink(link, exe + 256, 255);
+	f->before_exec = n > 0 && m > 0 && n2 == n && !strncmp(exe, self, (size_t)n) && !strncmp(exe + 256, self, (size_t)n);
+	f->calls++;
+	f->pid = pid;
+	f->proc = proc;
+}
+
+static void test_sup_on_fork_before_exec(void)
+{
+	struct sup s;
+	struct fork_seen f = { 0 };
+	char log[512];
+	snprintf(log, sizeof log, "%s/fork.log", g_tmp);
+	sup_init(&s, 500);
+	s.on_fork = on_fork_hook;
+	s.on_fork_ctx = &f;
+	const char *argv[] = {"/bin/sleep", "30", NULL};
+	struct sup_spec spec = {"sleeper", argv, NULL, NULL, log};
+	int rc = sup_spawn(&s, &spec, 1);
+	CHECKF(rc == 0, "%s", s.err);
+	CHECK(f.calls == 1 && f.pid == s.procs[0].pid && f.proc == 0);
+	CHECK(f.before_exec);
+	CHECK(sup_restart(&s, 0) == 0);
+	CHECK(f.calls == 2 && f.pid == s.procs[0].pid && f.before_exec);
+	sup_fini(&s);
+}
+
 static void test_sup_exec_errors(void)
 {
 	struct sup s;
@@ -1237,6 +1281,7 @@ int main(void)
 	}
 	uint64_t t0 = sup_now_ms();
 	RUN(test_sup_spawn_signal_restart);
+	RUN(test_sup_on_fork_before_exec);
 	RUN(test_sup_exec_errors);
 	RUN(test_sup_stop_escalates);
 	RUN(test_sup_wait_until);
