@@ -1,5 +1,7 @@
 /* Message pairing by content (include/spectap/msgpair.h): per content key, a FIFO of the ids
- * and clocks of sends waiting for their receive, in an open-addressing table. */
+ * and clocks of sends waiting for their receive, in an open-addressing table. A key whose FIFO
+ * empties is removed: most messages are unique (indexes, commits grow), so keeping them made the
+ * table grow with the trace and every lookup slower. */
 #include "spectap/msgpair.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 
 struct pending {
 	char *key;
+	uint64_t hash; /* of the key with its NUL */
 	uint64_t *ids, *lamports;
 	size_t head, len, cap;
 };
@@ -55,8 +58,7 @@ static int grow(struct spt_msgpair *mp)
 	for (size_t i = 0; i < mp->cap; i++) {
 		if (!mp->pend[i].key)
 			continue;
-		/* the key's hash covers its terminating NUL, as in slot() */
-		size_t j = spt_hash_bytes(mp->pend[i].key, strlen(mp->pend[i].key) + 1, 0) & (cap - 1);
+		size_t j = mp->pend[i].hash & (cap - 1);
 		while (n[j].key)
 			j = (j + 1) & (cap - 1);
 		n[j] = mp->pend[i];
@@ -75,16 +77,40 @@ static struct pending *slot(struct spt_msgpair *mp, bool create)
 		return NULL;
 	if (!mp->cap)
 		return NULL;
-	size_t j = spt_hash_bytes(key, mp->key.len, 0) & (mp->cap - 1);
+	uint64_t h = spt_hash_bytes(key, mp->key.len, 0); /* the key's NUL included */
+	size_t j = h & (mp->cap - 1);
 	while (mp->pend[j].key) {
-		if (!strcmp(mp->pend[j].key, key))
+		if (mp->pend[j].hash == h && !strcmp(mp->pend[j].key, key))
 			return &mp->pend[j];
 		j = (j + 1) & (mp->cap - 1);
 	}
 	if (!create || !(mp->pend[j].key = strdup(key)))
 		return NULL;
+	mp->pend[j].hash = h;
 	mp->n++;
 	return &mp->pend[j];
+}
+
+/* Removes p (its FIFO empty): later entries of its probe run move back into the hole, so that
+ * lookups need no tombstones. */
+static void drop(struct spt_msgpair *mp, struct pending *p)
+{
+	size_t mask = mp->cap - 1, hole = (size_t)(p - mp->pend);
+	free(p->key);
+	free(p->ids);
+	free(p->lamports);
+	memset(p, 0, sizeof(*p));
+	mp->n--;
+	for (size_t j = (hole + 1) & mask; mp->pend[j].key; j = (j + 1) & mask) {
+		size_t home = mp->pend[j].hash & mask;
+		/* it may fill the hole unless its home lies cyclically in (hole, j] */
+		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+		if (stays)
+			continue;
+		mp->pend[hole] = mp->pend[j];
+		memset(&mp->pend[j], 0, sizeof(mp->pend[j]));
+		hole = j;
+	}
 }
 
 static int push(struct pending *p, uint64_t id, uint64_t lamport)
@@ -158,6 +184,8 @@ int spt_msgpair_recv(struct spt_msgpair *mp, const struct spt_msg *m, uint64_t *
 		p->head++;
 		p->len--;
 		mp->waiting--;
+		if (!p->len)
+			drop(mp, p);
 		return 1;
 	}
 	*id = ++mp->next_id;

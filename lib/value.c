@@ -1,6 +1,7 @@
 /* Construction, canonical order, equality and hashing of TLA+ values. */
 #include "spectap/value.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,11 +179,21 @@ int spt_value_cmp(spt_val *x, spt_val *y)
 			if (c)
 				return c;
 		}
+		if (seqs) { /* long sequences of integers (logs) are compared on every event */
+			spt_val *const *ex = x->u.elems, *const *ey = y->u.elems;
+			for (uint32_t i = 0; i < x->n; i++) {
+				spt_val *a = ex[i], *b = ey[i];
+				if (a == b)
+					continue;
+				int c = a->kind == SPT_INT && b->kind == SPT_INT ? (a->u.i > b->u.i) - (a->u.i < b->u.i)
+										 : spt_value_cmp(a, b);
+				if (c)
+					return c;
+			}
+			return 0;
+		}
 		for (uint32_t i = 0; i < x->n; i++) {
-			spt_val *a = spt_fun_val(x, i), *b = spt_fun_val(y, i);
-			/* Integers inline: long sequences of them (logs) are compared on every event. */
-			int c = a->kind == SPT_INT && b->kind == SPT_INT ? (a->u.i > b->u.i) - (a->u.i < b->u.i)
-									 : spt_value_cmp(a, b);
+			int c = spt_value_cmp(spt_fun_val(x, i), spt_fun_val(y, i));
 			if (c)
 				return c;
 		}
@@ -237,11 +248,29 @@ spt_val *spt_set(struct spt_arena *a, spt_val *const *elems, size_t n)
 	return v;
 }
 
+/* hash_int(i + 1) of the first positions, as a sequence's keys: long sequences (logs) are
+ * hashed often. Filled lazily by whichever thread gets there (all write the same value; 0 means
+ * not yet, or a hash that happens to be 0: then computed each time). */
+#define SEQ_KEY_HASHES 4096
+static _Atomic uint64_t seq_key_hash[SEQ_KEY_HASHES];
+
+static uint64_t seq_key(size_t i)
+{
+	if (i >= SEQ_KEY_HASHES)
+		return hash_int((int64_t)i + 1);
+	uint64_t h = atomic_load_explicit(&seq_key_hash[i], memory_order_relaxed);
+	if (!h) {
+		h = hash_int((int64_t)i + 1);
+		atomic_store_explicit(&seq_key_hash[i], h, memory_order_relaxed);
+	}
+	return h;
+}
+
 static uint64_t hash_seq(spt_val *const *elems, size_t n)
 {
 	uint64_t h = hash_fun_start((uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		h = spt_hash_mix(spt_hash_mix(h, hash_int((int64_t)i + 1)), elems[i]->hash);
+		h = spt_hash_mix(spt_hash_mix(h, seq_key(i)), elems[i]->hash);
 	return fmix64(h);
 }
 
@@ -484,12 +513,23 @@ spt_val *spt_value_clone(struct spt_arena *a, spt_val *v)
 		break;
 	case SPT_SET:
 	case SPT_SEQ: {
-		spt_val **e = spt_arena_alloc(a, (v->n ? v->n : 1) * sizeof(*e));
-		if (!e)
-			return NULL;
+		/* Scalar elements (a log's terms) go into one block: one allocation, not n. */
+		uint32_t scalars = 0;
 		for (uint32_t i = 0; i < v->n; i++)
-			if (!(e[i] = spt_value_clone(a, v->u.elems[i])))
+			scalars += v->u.elems[i]->kind == SPT_INT || v->u.elems[i]->kind == SPT_BOOL;
+		spt_val **e = spt_arena_alloc(a, (v->n ? v->n : 1) * sizeof(*e));
+		struct spt_value *block = spt_arena_alloc(a, (scalars ? scalars : 1) * sizeof(*block));
+		if (!e || !block)
+			return NULL;
+		for (uint32_t i = 0; i < v->n; i++) {
+			spt_val *x = v->u.elems[i];
+			if (x->kind == SPT_INT || x->kind == SPT_BOOL) {
+				*block = *x;
+				e[i] = block++;
+			} else if (!(e[i] = spt_value_clone(a, x))) {
 				return NULL;
+			}
+		}
 		c->u.elems = e;
 		break;
 	}

@@ -13,6 +13,8 @@
 
 #define DEFAULT_MAX_LOG_TERMS 1000
 #define MAX_FIELDS 16
+#define NCONSTS 256    /* cached string values: field names, roles, types, node names */
+#define NSMALL 256     /* cached integers 0..NSMALL-1: terms, counts */
 
 struct member {
 	char *name;
@@ -26,6 +28,8 @@ struct member {
 	spt_val *log_val;
 	size_t unknown; /* entries whose term is unknown, counted when log_val is rebuilt */
 	bool log_dirty;
+	spt_val *id_val;       /* id in hex, rebuilt when id changes */
+	uint64_t id_val_of;
 	uint32_t last_probe;   /* the member's previous record: probe and reads */
 	__u64 last_vals[UPROBE_MAX_READS];
 	unsigned step_depth;   /* inside (*raft).Step: entered, not yet returned */
@@ -37,11 +41,21 @@ struct member {
 	} step_rec;
 };
 
+/* Values every event repeats (field names, role and type names, small numbers such as terms),
+ * built once for the shaper's lifetime instead of per event: the values are immutable, and
+ * whoever keeps an event's values copies them. */
+struct consts {
+	struct spt_arena a;
+	struct { const char *s; spt_val *v; } str[NCONSTS]; /* by the string's address */
+	spt_val *small[NSMALL];
+};
+
 struct etcd_shape {
 	struct member *m;
 	size_t n, cap;
 	size_t max_log_terms;
 	struct etcd_shape_stats st;
+	struct consts k;
 };
 
 int etcd_shape_new(struct etcd_shape **out, size_t max_log_terms)
@@ -50,6 +64,7 @@ int etcd_shape_new(struct etcd_shape **out, size_t max_log_terms)
 	if (!*out)
 		return -ENOMEM;
 	(*out)->max_log_terms = max_log_terms ? max_log_terms : DEFAULT_MAX_LOG_TERMS;
+	spt_arena_init(&(*out)->k.a);
 	return 0;
 }
 
@@ -63,6 +78,7 @@ void etcd_shape_free(struct etcd_shape *s)
 		spt_arena_fini(&s->m[i].log_arena);
 	}
 	free(s->m);
+	spt_arena_fini(&s->k.a);
 	free(s);
 }
 
@@ -103,16 +119,37 @@ static struct member *member_of(struct etcd_shape *s, const char *node)
 	return m;
 }
 
+/* The string value of str, a string that lives as long as the shaper (a literal, a name from
+ * probes.c, a member's name): cached by address; built in a when the cache is full. */
+static spt_val *cstr(struct etcd_shape *s, struct spt_arena *a, const char *str)
+{
+	size_t h = ((uintptr_t)str >> 3) * 0x9e3779b97f4a7c15ULL >> 56; /* 8 bits: NCONSTS */
+	for (size_t i = 0; i < NCONSTS; i++) {
+		size_t j = (h + i) % NCONSTS;
+		if (s->k.str[j].s == str)
+			return s->k.str[j].v;
+		if (!s->k.str[j].s) {
+			spt_val *v = spt_cstr(&s->k.a, str);
+			if (v) {
+				s->k.str[j].s = str;
+				s->k.str[j].v = v;
+			}
+			return v;
+		}
+	}
+	return spt_cstr(a, str);
+}
+
 /* A member id as the trace names it: the node name once known, "0" for none, else hex. */
 static spt_val *id_name(struct etcd_shape *s, struct spt_arena *a, uint64_t id)
 {
 	char hex[24];
 
 	if (id == 0)
-		return spt_cstr(a, "0");
+		return cstr(s, a, "0");
 	for (size_t i = 0; i < s->n; i++)
 		if (s->m[i].id == id)
-			return spt_cstr(a, s->m[i].name);
+			return cstr(s, a, s->m[i].name);
 	snprintf(hex, sizeof(hex), "%" PRIx64, id);
 	return spt_cstr(a, hex);
 }
@@ -173,18 +210,26 @@ static const uint64_t *block_u64(const struct uprobe_event *ev, size_t size, uns
 }
 
 struct rec {
+	struct etcd_shape *s; /* its cached names */
 	spt_val *keys[MAX_FIELDS], *vals[MAX_FIELDS];
 	size_t n;
 	bool oom;
 };
 
-static void put(struct rec *r, struct spt_arena *a, const char *name, spt_val *v)
+static void put_key(struct rec *r, spt_val *key, spt_val *v)
 {
-	if (!v || r->n == MAX_FIELDS || !(r->keys[r->n] = spt_cstr(a, name))) {
+	if (!v || !key || r->n == MAX_FIELDS) {
 		r->oom = true;
 		return;
 	}
+	r->keys[r->n] = key;
 	r->vals[r->n++] = v;
+}
+
+/* name: a literal (cached by address). */
+static void put(struct rec *r, struct spt_arena *a, const char *name, spt_val *v)
+{
+	put_key(r, cstr(r->s, a, name), v);
 }
 
 /* In written order (kept by exports), for args, messages and meta. */
@@ -211,44 +256,59 @@ static spt_val *uint_val(struct spt_arena *a, uint64_t v)
 	return spt_cstr(a, d);
 }
 
-static spt_val *terms_seq(struct spt_arena *a, const uint64_t *t, size_t n)
+/* uint_val, cached for small numbers (terms repeat in every log). */
+static spt_val *small_val(struct etcd_shape *s, struct spt_arena *a, uint64_t v)
+{
+	if (v >= NSMALL)
+		return uint_val(a, v);
+	if (!s->k.small[v])
+		s->k.small[v] = uint_val(&s->k.a, v);
+	return s->k.small[v];
+}
+
+static spt_val *terms_seq(struct etcd_shape *s, struct spt_arena *a, const uint64_t *t, size_t n)
 {
 	spt_val **e = spt_arena_alloc(a, (n ? n : 1) * sizeof(*e));
 	if (!e)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (!(e[i] = uint_val(a, t[i])))
+		if (!(e[i] = small_val(s, a, t[i])))
 			return NULL;
 	return spt_seq(a, e, n);
 }
 
 static spt_val *state_rec(struct etcd_shape *s, struct member *m, struct spt_arena *a)
 {
-	struct rec r = { .n = 0 };
+	struct rec r = { .s = s };
 	char hex[24];
 	size_t from = m->nterms > s->max_log_terms ? m->nterms - s->max_log_terms : 0;
 	const char *role = etcd_role_name(m->state);
 
-	snprintf(hex, sizeof(hex), "%" PRIx64, m->id);
-	put(&r, a, "id", spt_cstr(a, hex));
-	put(&r, a, "term", uint_val(a, m->term));
-	put(&r, a, "vote", id_name(s, a, m->vote));
-	put(&r, a, "commit", uint_val(a, m->commit));
-	put(&r, a, "role", role ? spt_cstr(a, role) : uint_val(a, m->state));
-	put(&r, a, "lead", id_name(s, a, m->lead));
-	put(&r, a, "log", uint_val(a, m->nterms));
-	put(&r, a, "logTerm", uint_val(a, m->nterms ? m->terms[m->nterms - 1] : 0));
 	if (m->log_dirty || !m->log_val) {
 		spt_arena_reset(&m->log_arena);
-		m->log_val = terms_seq(&m->log_arena, m->terms + from, m->nterms - from);
+		m->log_val = terms_seq(s, &m->log_arena, m->terms + from, m->nterms - from);
 		m->unknown = 0;
 		for (size_t i = 0; i < m->nterms; i++)
 			m->unknown += m->terms[i] == 0;
 		m->log_dirty = false;
 	}
+	if (!m->id_val || m->id_val_of != m->id) {
+		snprintf(hex, sizeof(hex), "%" PRIx64, m->id);
+		m->id_val = spt_cstr(&s->k.a, hex);
+		m->id_val_of = m->id;
+	}
+	/* Put in canonical (sorted) order already, so that building the record sorts nothing. */
+	put(&r, a, "commit", uint_val(a, m->commit));
+	put(&r, a, "id", m->id_val);
+	put(&r, a, "lead", id_name(s, a, m->lead));
+	put(&r, a, "log", uint_val(a, m->nterms));
+	put(&r, a, "logTerm", small_val(s, a, m->nterms ? m->terms[m->nterms - 1] : 0));
 	put(&r, a, "logTerms", m->log_val);
 	if (from)
 		put(&r, a, "logTermsFrom", uint_val(a, from + 1));
+	put(&r, a, "role", role ? cstr(s, a, role) : uint_val(a, m->state));
+	put(&r, a, "term", small_val(s, a, m->term));
+	put(&r, a, "vote", id_name(s, a, m->vote));
 	return rec_canonical(&r, a);
 }
 
@@ -331,7 +391,7 @@ static int message(struct etcd_shape *s, struct member *m, const struct uprobe_e
 	uint64_t type = v[EM_TYPE], term = v[EM_TERM], nent = v[EM_NENTRIES], tail[UPROBE_MAX_BLOCK / 8];
 	const char *tname = etcd_msg_type_name(type);
 	bool vote_type = type == 5 || type == 6 || type == 17 || type == 18;
-	struct rec f = { .n = 0 };
+	struct rec f = { .s = s };
 	size_t k;
 
 	if (ev->err & ((1u << EM_TYPE) | (1u << EM_TERM) | (1u << EM_NENTRIES)))
@@ -357,7 +417,7 @@ static int message(struct etcd_shape *s, struct member *m, const struct uprobe_e
 		else
 			fill_terms(t, nent, v[EM_ENTRY0_TERM], tail, k, &unknown);
 		if (!unknown)
-			put(&f, a, "entryTerms", terms_seq(a, t, nent));
+			put(&f, a, "entryTerms", terms_seq(s, a, t, nent));
 		else
 			*unknown_terms = true;
 	} else if (!nent) {
@@ -365,7 +425,7 @@ static int message(struct etcd_shape *s, struct member *m, const struct uprobe_e
 	}
 	out->dir = send ? SPT_MSG_SEND : SPT_MSG_RECV;
 	out->type = tname ? tname : "MsgUnknown";
-	spt_val *from = send ? spt_cstr(a, m->name) : id_name(s, a, v[EM_FROM]);
+	spt_val *from = send ? cstr(s, a, m->name) : id_name(s, a, v[EM_FROM]);
 	spt_val *to = id_name(s, a, v[EM_TO]);
 	if (!from || !to || !(out->fields = rec_done(&f, a)))
 		return -ENOMEM;
@@ -379,17 +439,17 @@ static spt_val *step_message(struct etcd_shape *s, struct member *m, struct spt_
 {
 	const struct uprobe_event *ev = &m->step_rec.ev;
 	struct spt_msg msg;
-	struct rec r = { .n = 0 };
+	struct rec r = { .s = s };
 	bool unknown = false;
 
 	if (message(s, m, ev, ev->size, false, a, &msg, &unknown))
 		return NULL;
-	put(&r, a, "type", spt_cstr(a, msg.type));
+	put(&r, a, "type", cstr(s, a, msg.type));
 	put(&r, a, "from", spt_cstr(a, msg.from));
 	put(&r, a, "to", spt_cstr(a, msg.to));
 	for (uint32_t i = 0; msg.fields && i < msg.fields->n; i++) {
 		uint32_t j = msg.fields->u.fn.order ? msg.fields->u.fn.order[i] : i;
-		put(&r, a, msg.fields->u.fn.keys[j]->u.s, msg.fields->u.fn.vals[j]);
+		put_key(&r, msg.fields->u.fn.keys[j], msg.fields->u.fn.vals[j]);
 	}
 	return rec_done(&r, a);
 }
@@ -398,7 +458,7 @@ static spt_val *step_message(struct etcd_shape *s, struct member *m, struct spt_
 static void local_args(struct collect_shape *cs, struct rec *args)
 {
 	const char *t = etcd_msg_type_name(cs->ev->val[EM_TYPE]);
-	put(args, cs->arena, "type", spt_cstr(cs->arena, t ? t : "MsgUnknown"));
+	put(args, cs->arena, "type", cstr(args->s, cs->arena, t ? t : "MsgUnknown"));
 	put(args, cs->arena, "entries", uint_val(cs->arena, cs->ev->val[EM_NENTRIES]));
 }
 
@@ -450,7 +510,7 @@ int etcd_shape_event(void *ctx, struct collect_shape *cs)
 	struct etcd_shape *s = ctx;
 	struct member *m = member_of(s, cs->node);
 	bool unknown_msg_terms = false;
-	struct rec args = { .n = 0 };
+	struct rec args = { .s = s };
 	bool step_end = false;
 	int r = 0;
 
@@ -521,7 +581,7 @@ int etcd_shape_event(void *ctx, struct collect_shape *cs)
 		return r; /* 1: internal, nothing to write */
 	/* Which Step call the event belongs to: the first event of one opens it. */
 	if (m->step_depth) {
-		put(&args, cs->arena, "step", spt_cstr(cs->arena, m->step_type));
+		put(&args, cs->arena, "step", cstr(s, cs->arena, m->step_type));
 		if (!m->step_begun) {
 			put(&args, cs->arena, "stepBegin", spt_bool(cs->arena, true));
 			put(&args, cs->arena, "stepMsg", step_message(s, m, cs->arena));
@@ -536,7 +596,7 @@ int etcd_shape_event(void *ctx, struct collect_shape *cs)
 		return -ENOMEM;
 	size_t unknown = m->unknown;
 	if (unknown || unknown_msg_terms) {
-		struct rec mt = { .n = 0 };
+		struct rec mt = { .s = s };
 		if (unknown)
 			put(&mt, cs->arena, "logTermsUnknown", uint_val(cs->arena, unknown));
 		if (unknown_msg_terms)
