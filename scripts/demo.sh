@@ -1,6 +1,8 @@
 #!/bin/sh
 # make demo: the real etcd-io/raft trace corpus through spectap and back, then a live 3-member
-# etcd cluster recorded with eBPF and checked against the bundled spec.
+# etcd cluster recorded with eBPF and checked against the bundled spec, then a live 3-server
+# ZooKeeper ensemble recorded through the JVMTI agent and checked against the faithful spec and
+# the wrong candidates (scripts/demo_zk.sh).
 set -eu
 build=${BUILD:-build}
 spectap="$build/spectap"
@@ -59,6 +61,12 @@ if [ "$(id -u)" = 0 ] && [ -x /usr/bin/etcd ]; then
 	"$spectap" check --map systems/etcd/spec/EtcdBenchMap.tla --spec systems/etcd/spec/EtcdRaft.tla "$out/live.spt"
 else
 	step "(recording a live etcd cluster needs root: skipped)"
+fi
+if [ "$(id -u)" = 0 ] && [ -r /usr/share/java/zookeeper.jar ]; then
+	step "record a real 3-server ZooKeeper ensemble (Debian's jar, spectap's JVMTI agent) and check it"
+	BUILD="$build" sh scripts/demo_zk.sh "$out/zk"
+else
+	step "(recording a live ZooKeeper ensemble needs root and Debian's zookeeper: skipped)"
 fi
 echo
 echo "demo: done; files in $out/"
