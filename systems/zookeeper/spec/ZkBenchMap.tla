@@ -41,4 +41,6 @@ Params(ev, a) ==
       [] a = "HandleNotification" -> <<ev.node, MsgOf(ev)>>
       [] OTHER -> FineParams(ev, a)
 Input(ev, a) == TraceInput(ev)
+WindowVars(s) == JsonVars(s)
+WindowParams(w) == JsonParams(w)
 ====

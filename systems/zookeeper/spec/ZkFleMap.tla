@@ -13,6 +13,8 @@ MapVars(st, net) == TraceVars(st, net)
 WindowStart(ev) == FineStart(ev)
 Params(ev, a) == FineParams(ev, a)
 Input(ev, a) == TraceInput(ev)
+WindowVars(s) == JsonVars(s)
+WindowParams(w) == JsonParams(w)
 
 \* Coverage (spectap stat --coverage, spectap record zookeeper --until-covered): which case of
 \* lookForLeader handled a notification; a server's own notification counts apart.

@@ -112,4 +112,11 @@ FineParams(ev, a) ==
       [] OTHER -> <<ev.node>>
 
 TraceInput(ev) == IF "msg" \in DOMAIN ev THEN MsgOf(ev) ELSE ev.args
+\* Windows re-read from their JSON files (spectap check --map M --windows W --action A): the
+\* bag of messages in flight comes back as [[message, count], ...] pairs, and each window
+\* carries the parameters its action was checked with.
+PairsToBag(p) == LET ps == {p[i] : i \in DOMAIN p}
+                 IN [m \in {x[1] : x \in ps} |-> (CHOOSE x \in ps : x[1] = m)[2]]
+JsonVars(s) == IF "net" \in DOMAIN s THEN [s EXCEPT !.net = PairsToBag(s.net)] ELSE s
+JsonParams(w) == w.params
 ====
