@@ -100,5 +100,7 @@ else
 	done
 	awk '{ printf "bench_zk: record zookeeper leader-kill: %d events, %d elections, %.1f events/election, %.1f bytes/event in the trace (launch to leader %d ms)\n", $1, $2, $1 / $2, $3 / $1, $4 }' "$tmp/sizes"
 	rm -rf "$tmp"
+	# The demo's parts timed, and the faithful spec's check speed on real captures (issue 5).
+	BUILD="$build" sh bench/bench_zk_demo.sh 3 || { echo "bench: bench_zk_demo failed" >&2; exit 1; }
 	echo "bench_zk: load $(cut -d' ' -f1-3 /proc/loadavg) after"
 fi
