@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -333,4 +334,22 @@ int cli_copy_file(const char *from, const char *to)
 	if (out && fclose(out) && !rc)
 		rc = -EIO;
 	return rc;
+}
+
+const char *cli_beside_self(const char *rel, int mode, char *buf, size_t size)
+{
+	static const char *const up[] = { "/", "/../" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	for (size_t i = 0; i < sizeof(up) / sizeof(*up); i++)
+		if ((size_t)snprintf(buf, size, "%s%s%s", exe, up[i], rel) < size && access(buf, mode) == 0)
+			return buf;
+	return NULL;
 }

@@ -46,6 +46,10 @@ struct cli_input {
 int cli_input_open(struct cli *c, const char *path, struct cli_input *in);
 void cli_input_close(struct cli_input *in);
 
+/* A file built beside the running spectap: DIR/rel where DIR is spectap's directory
+ * (build/spectap -> build/rel) or its parent (the sanitized build/san/spectap), if access(mode)
+ * allows it; else NULL. */
+const char *cli_beside_self(const char *rel, int mode, char *buf, size_t size);
 /* Copies a file's bytes (replacing to). 0 or -errno (-EIO on a short write). */
 int cli_copy_file(const char *from, const char *to);
 /* Prints s as a JSON string literal. */

@@ -83,25 +83,6 @@ static void name_node(void *ctx, unsigned member, int pid)
 		collect_set_node(s->col, pid, name);
 }
 
-/* The default putload: tools/putload beside the running spectap (build/spectap ->
- * build/tools/putload), or one directory up (the sanitized build/san/spectap). */
-static const char *default_putload(char *buf, size_t size)
-{
-	static const char *const rel[] = { "/tools/putload", "/../tools/putload" };
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++)
-		if ((size_t)snprintf(buf, size, "%s%s", exe, rel[i]) < size && access(buf, X_OK) == 0)
-			return buf;
-	return NULL;
-}
 
 /* Each live member's term, commit and leader in the trace against etcdctl's view at the end.
  * Returns the number of disagreements; writes the JSON array when json. */
@@ -151,7 +132,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	struct session ss = { c, NULL, sup_now_ms() };
 	bool started = false, bg = false, made_dir = false;
 	int rc = CLI_FAIL;
-	const char *putload = o->putload ? o->putload : default_putload(pl_buf, sizeof(pl_buf));
+	const char *putload = o->putload ? o->putload : cli_beside_self("tools/putload", X_OK, pl_buf, sizeof(pl_buf));
 
 	memset(&sc, 0, sizeof(sc));
 	if (etcd_scenario_needs_load(o->scenario) && (!putload || access(putload, X_OK)))

@@ -158,25 +158,6 @@ static void follow(void *ctx, const struct spt_event *ev, int pid)
 	}
 }
 
-/* The agent beside the running spectap (build/spectap -> build/libspectap_zk_agent.so), or one
- * directory up (the sanitized build/san/spectap). */
-static const char *default_agent(char *buf, size_t size)
-{
-	static const char *const rel[] = { "/libspectap_zk_agent.so", "/../libspectap_zk_agent.so" };
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++)
-		if ((size_t)snprintf(buf, size, "%s%s", exe, rel[i]) < size && access(buf, R_OK) == 0)
-			return buf;
-	return NULL;
-}
 
 static const char *expected_state(enum zk_mode m)
 {
@@ -254,7 +235,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	if (geteuid() != 0)
 		return cli_fail(c, "recording needs root (BPF or an LTTng session); run it as root");
 	char err[1024] = "", dir[] = "/tmp/spectap-record-XXXXXX", agent_buf[PATH_MAX];
-	const char *agent = o->agent ? o->agent : default_agent(agent_buf, sizeof(agent_buf));
+	const char *agent = o->agent ? o->agent : cli_beside_self("libspectap_zk_agent.so", R_OK, agent_buf, sizeof(agent_buf));
 	if (!agent || access(agent, R_OK))
 		return cli_fail(c, "the ZooKeeper agent is not at %s: build it with `make` or name it with --agent",
 				agent ? agent : "libspectap_zk_agent.so beside spectap");
