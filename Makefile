@@ -5,7 +5,7 @@ CC         ?= gcc
 CLANG      ?= clang
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CPPFLAGS   := -D_GNU_SOURCE -DSPECTAP_VERSION='"$(VERSION)"' -Iinclude -Ilib -Ireplay -I$(BUILD)/gen \
-	      -Iprobes -Iprobes/go -Icollector -Isystems/etcd -Isystems/zookeeper
+	      -Iprobes -Iprobes/go -Icollector -Isystems/etcd -Isystems/zookeeper -Isystems/redisraft -Iprobes/c
 CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS)
 LIBS       := -lprotobuf-c -lzstd -ltree-sitter
@@ -18,14 +18,17 @@ GO_SRC     := $(wildcard probes/go/*.c)
 CAPTURE_SRC := collector/collect.c collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c \
 	       systems/etcd/shape.c systems/etcd/scenario.c systems/etcd/netns.c \
 	       collector/emit_collect.c collector/emit_capture.c collector/lttng_reader.c \
-	       systems/zookeeper/ensemble.c systems/zookeeper/zk_scenario.c
+	       systems/zookeeper/ensemble.c systems/zookeeper/zk_scenario.c \
+	       systems/redisraft/rr_cluster.c systems/redisraft/rr_probes.c systems/redisraft/rr_shape.c \
+	       systems/redisraft/rr_scenario.c
 TOOL_SRC   := $(wildcard tools/*.c)
 GRAMMAR    := $(BUILD)/grammar/package/src
 GRAMMAR_OBJ := $(BUILD)/grammar/parser.o $(BUILD)/grammar/scanner.o
 GEN_C      := $(BUILD)/gen/trace.pb-c.c
 GEN_H      := $(BUILD)/gen/trace.pb-c.h
 HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h probes/*.h probes/bpf/*.h probes/go/*.h \
-	      collector/*.h systems/etcd/*.h systems/zookeeper/*.h tools/*.h) $(GEN_H)
+	      collector/*.h systems/etcd/*.h systems/zookeeper/*.h systems/redisraft/*.h probes/c/*.h \
+	      tools/*.h) $(GEN_H)
 
 # Two flavours of every object: plain (the tool users run) and sanitized (what tests run).
 obj        = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(notdir $(2)))
@@ -45,7 +48,7 @@ FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  := $(BUILD)/bench/bench_trace $(BUILD)/bench/bench_etcd $(BUILD)/bench/hitloop
 
-vpath %.c lib replay probes/go collector systems/etcd systems/zookeeper tools $(BUILD)/gen
+vpath %.c lib replay probes/go collector systems/etcd systems/zookeeper systems/redisraft tools $(BUILD)/gen
 
 .PHONY: all deps test unit cli fuzz fuzz-smoke clang-check zk-clang-check demo bench clean
 all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
@@ -91,10 +94,12 @@ $(BUILD)/libreplay.a: $(REPLAY_OBJ) $(GRAMMAR_OBJ)
 $(BUILD)/san/libreplay.a: $(REPLAY_SOBJ) $(GRAMMAR_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/spectap: $(TOOL_OBJ) $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread
-$(BUILD)/san/spectap: $(TOOL_SOBJ) $(CAPTURE_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread
+$(BUILD)/spectap: $(TOOL_OBJ) $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a \
+		$(BUILD)/libcbin.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
+$(BUILD)/san/spectap: $(TOOL_SOBJ) $(CAPTURE_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libreplay.a \
+		$(BUILD)/san/libspectap.a $(BUILD)/san/libcbin.a
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
 
 # Generic uprobes (probes/): vmlinux.h, the BPF object and its skeleton are generated into
 # $(BUILD)/bpf, never committed. Static pattern rules, so they win over $(BUILD)/{rel,san}/%.o.

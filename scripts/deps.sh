@@ -5,7 +5,8 @@ set -eu
 PKGS="gcc make clang libclang-rt-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler
 libzstd-dev zstd jq libtree-sitter-dev libelf-dev libcapstone-dev golang-go etcd-server
 golang-etcd-server-dev bpftool libbpf-dev zlib1g-dev systemtap-sdt-dev liblttng-ust-dev
-lttng-tools liblttng-ctl-dev libbabeltrace2-dev zookeeper openjdk-17-jdk-headless libdw-dev"
+lttng-tools liblttng-ctl-dev libbabeltrace2-dev zookeeper openjdk-17-jdk-headless libdw-dev
+redis-server redis-tools"
 # npm fetches the TLA+ grammar at build time; use the machine's own npm when it has one.
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 

@@ -12,7 +12,9 @@ static const char usage[] =
 	"scenario runs, stops everything and writes one trace. Needs root.\n"
 	"\n"
 	"  etcd        Debian's /usr/bin/etcd, probed with eBPF uprobes (spectap record etcd --help)\n"
-	"  zookeeper   Debian's ZooKeeper with spectap's JVMTI agent (spectap record zookeeper --help)\n";
+	"  zookeeper   Debian's ZooKeeper with spectap's JVMTI agent (spectap record zookeeper --help)\n"
+	"  redisraft   a RedisRaft module you built with debug info, in Debian's redis-server, probed\n"
+	"              through DWARF (spectap record redisraft --help)\n";
 
 int cmd_record(int argc, char **argv)
 {
@@ -21,10 +23,12 @@ int cmd_record(int argc, char **argv)
 		return record_etcd(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "zookeeper"))
 		return record_zookeeper(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "redisraft"))
+		return record_redisraft(argc, argv);
 	cli_begin(&c, argc, argv);
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return cli_help(&c);
 	if (argc < 2 || argv[1][0] == '-')
-		return cli_usage_error(&c, "the system to record comes first (etcd or zookeeper)");
-	return cli_usage_error(&c, "recording %s is not supported (etcd and zookeeper are)", argv[1]);
+		return cli_usage_error(&c, "the system to record comes first (etcd, zookeeper or redisraft)");
+	return cli_usage_error(&c, "recording %s is not supported (etcd, zookeeper and redisraft are)", argv[1]);
 }

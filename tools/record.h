@@ -5,5 +5,6 @@
 /* argv[1] is the system's name; the rest are its options. */
 int record_etcd(int argc, char **argv);
 int record_zookeeper(int argc, char **argv);
+int record_redisraft(int argc, char **argv);
 
 #endif

@@ -1,0 +1,50 @@
+/*
+ * The RedisRaft shaper: turns the raw reads of the probe set (rr_probes.h) into events in the
+ * RedisRaft trace vocabulary (SysMoBench's RedisRaft dialect), each with the node's state after
+ * the step:
+ *   state: term, role (Follower, PreCandidate, Candidate, Leader), votedFor ("" = none, else
+ *          "s<id>"), commitIndex, lastLogIndex, lastLogTerm, leaderId ("" = none), logTerms
+ *          (the terms of the last max_log_terms entries, logTermsFrom the index of the first)
+ * Entry terms come from raft_append_entry (index = last index + 1) and truncations from
+ * raft_delete_entry_from_idx; entries the node had before the capture (a restart loads its
+ * log from disk) have unknown terms, written as 0 and counted.
+ *
+ * Messages: Send<X> and Handle<X> with X in RequestVoteRequest, RequestVoteResponse,
+ * AppendEntriesRequest, AppendEntriesResponse, type X, from/to node names and the fields the
+ * wire carries (RAFT.REQUESTVOTE / RAFT.AE and their replies), so that a send and its handling
+ * have the same content and the collector pairs them. Pre-vote messages have prevote = TRUE.
+ * Role changes: Timeout (raft_election_start: args.preVote), BecomePreCandidate,
+ * BecomeCandidate, BecomeLeader, BecomeFollower; ClientRequest (raft_recv_entry: args entryTerm,
+ * type, entryId; the entry's index is the state's lastLogIndex), AdvanceCommitIndex (args from, to), VoteFor, UpdateTerm.
+ */
+#ifndef SPECTAP_REDISRAFT_SHAPE_H
+#define SPECTAP_REDISRAFT_SHAPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect.h"
+#include "rr_probes.h"
+
+struct rr_shape;
+
+struct rr_shape_stats {
+	uint64_t probes_seen[RR_NPROBES + 1]; /* records per probe id */
+	uint64_t unknown_terms;               /* log entries whose term was not seen */
+};
+
+int rr_shape_new(struct rr_shape **out, size_t max_log_terms);
+void rr_shape_free(struct rr_shape *s);
+const struct rr_shape_stats *rr_shape_stats(const struct rr_shape *s);
+
+/* A node's state after its last event. -ENOENT when it had none. */
+struct rr_node_view {
+	int64_t term, voted_for, commit, leader, last_index, last_term;
+	uint64_t state;
+};
+int rr_shape_node(const struct rr_shape *s, const char *node, struct rr_node_view *v);
+
+/* The collect_shape_fn (ctx: the struct rr_shape). */
+int rr_shape_event(void *ctx, struct collect_shape *cs);
+
+#endif
