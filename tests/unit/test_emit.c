@@ -488,16 +488,32 @@ static int node_of(const struct rec *r)
  * per thread; per thread they come in emit order. all: every expected record arrived exactly
  * once (else got is an in-order subsequence). Returns the records matched.
  */
+/* Records of pid in got. */
+static size_t recs_of(const struct recs *got, pid_t pid)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < got->n; i++)
+		n += got->v[i].pid == (uint32_t)pid;
+	return n;
+}
+
 static size_t check_records(const char *what, const struct recs *got, const struct expect *e, pid_t pid, bool all)
 {
-	size_t next[MAXT] = {0}, matched = 0;
+	size_t next[MAXT] = {0}, matched = 0, foreign = 0;
 	uint32_t tid[MAXT] = {0};
 	unsigned long bad = 0;
 
 	for (size_t i = 0; i < got->n; i++) {
 		const struct rec *r = &got->v[i];
+		/* Another program emitting through the library while an LTTng session (which every
+		 * process of the user registers with) or a USDT probe listens: not the target's. A
+		 * target record with a wrong pid still shows as a record missing below. */
+		if (r->pid != (uint32_t)pid) {
+			foreign++;
+			continue;
+		}
 		int t = node_of(r);
-		bool ok = t >= 0 && r->pid == (uint32_t)pid && (!tid[t] || tid[t] == r->tid);
+		bool ok = t >= 0 && (!tid[t] || tid[t] == r->tid);
 
 		if (ok) {
 			const struct recs *x = &e->t[t];
@@ -531,7 +547,10 @@ static size_t check_records(const char *what, const struct recs *got, const stru
 			       e->t[t].n);
 	}
 	if (all)
-		CHECKF(got->n == e->total, "%s: %zu records arrived, %zu emitted", what, got->n, e->total);
+		CHECKF(got->n - foreign == e->total, "%s: %zu records arrived, %zu emitted", what, got->n - foreign,
+		       e->total);
+	if (foreign)
+		printf("  %s: %zu records of other processes ignored\n", what, foreign);
 	return matched;
 }
 
@@ -799,7 +818,7 @@ static void test_usdt_one_page(void)
 		free(seen);
 	}
 	if (expect_load(&e))
-		CHECK(check_records("usdt one page", &got, &e, p.pid, false) == got.n);
+		CHECK(check_records("usdt one page", &got, &e, p.pid, false) == recs_of(&got, p.pid));
 	printf("  one-page ring buffer: %zu received, %llu lost, %ld emitted\n", got.n, (unsigned long long)sum.lost,
 	       rep.emitted);
 	expect_free(&e);
@@ -997,7 +1016,7 @@ static void test_lttng_discard(void)
 	       "received %zu, discarded %llu (trace) %llu (daemon), emitted %ld", got.n,
 	       (unsigned long long)s->discarded_events, (unsigned long long)s->channel_discarded, rep.emitted);
 	if (expect_load(&e))
-		CHECK(check_records("lttng discard", &got, &e, p.pid, false) == got.n);
+		CHECK(check_records("lttng discard", &got, &e, p.pid, false) == recs_of(&got, p.pid));
 	printf("  discarding LTTng channel: %zu received, %llu discarded, %ld emitted\n", got.n,
 	       (unsigned long long)s->channel_discarded, rep.emitted);
 	expect_free(&e);
