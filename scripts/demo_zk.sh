@@ -70,9 +70,12 @@ for kv in $specs; do
 			| ([range(0; $n) | select($x[.:. + 1] != $y[.:. + 1])] | first // $n) as $i
 			| ([$i - 40, 0] | max) as $from
 			| (if $from > 0 then "..." else "" end) + $x[$from:$from + 100] + (if ($x | length) > $from + 100 then "..." else "" end);
-		[.actions | to_entries[] | .key as $k | .value.failures[]? | . + {action: $k}] | sort_by(.window_id) | first
+		# The earliest failing window, preferring one whose values are not all empty (a
+		# fresh server'"'"'s empty recvset says less than a vote put).
+		[.actions | to_entries[] | .key as $k | .value.failures[]? | . + {action: $k}] | sort_by(.window_id)
+		| (map(select(.closest.vars // {} | tostring | test("\\["))) + .) | first
 		| select(. != null)
-		| "\($name): first failing window: action \(.action), window \(.window_id), node \(.actor), events \(.events[0])..\(.events[1])"
+		| "\($name): first diagnosis: action \(.action), window \(.window_id), node \(.actor), events \(.events[0])..\(.events[1])"
 		  + (if (.differs | length) > 0 then ", variables that differ: \(.differs | join(", "))" else ", the action is not enabled" end)
 		  + ([.closest.vars // {} | to_entries[] | .value as $v
 		      | "\n    \(.key) expected \(at($v.expected; $v.reached))\n    \(" " * (.key | length)) reached  \(at($v.reached; $v.expected))"]
