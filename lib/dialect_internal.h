@@ -40,6 +40,20 @@ int smb_zk_put_node(struct spt_export *ex, struct spt_buf *b, const char *name);
 int smb_zk_export_event(struct spt_export *ex, struct smb_zk *zk, const struct spt_event *ev,
 			struct spt_buf *b);
 
+/* ---- sysmobench: its RedisRaft dialect (dialect_sysmobench_rr.c) ---- */
+
+/* The RedisRaft dialect's state for one export: each node's last vote response. */
+struct smb_rr;
+int smb_rr_new(struct smb_rr **out);
+void smb_rr_free(struct smb_rr *rr);
+/* An event of a RedisRaft trace: a kind only RedisRaft's have, or RedisRaft's state fields. */
+bool smb_rr_event_is(const struct spt_event *ev);
+/* A node as the dialect names it: "s<id>" ("3" becomes "s3", "s3" stays), as a JSON string. */
+int smb_rr_put_node(struct spt_export *ex, struct spt_buf *b, const char *name);
+/* Appends ev's line, or counts ev as dropped when the dialect has no event for it. */
+int smb_rr_export_event(struct spt_export *ex, struct smb_rr *rr, const struct spt_event *ev,
+			struct spt_buf *b);
+
 /* The arena of the line being imported (values built by a dialect live there). */
 struct spt_arena *import_arena(struct spt_import *im);
 /* Header fields a dialect learnt (config line, header line); strings are copied. */

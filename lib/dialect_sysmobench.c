@@ -3,7 +3,8 @@
  * {"tag":"trace","ts":"<ns>","event":{"name","nid","state":{...},"msg":{...}}} per event.
  * The envelope has no message direction or id: on export a message is written as "msg" with its
  * type, from and to; on import "msg" and any other event field are kept in args.
- * A ZooKeeper trace is exported in the ZooKeeper dialect instead (dialect_sysmobench_zk.c).
+ * A ZooKeeper trace is exported in the ZooKeeper dialect instead (dialect_sysmobench_zk.c), a
+ * RedisRaft trace in the RedisRaft dialect (dialect_sysmobench_rr.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -61,21 +62,25 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 
 /*
  * What an export remembers between lines (kept with the export): whether the trace is
- * ZooKeeper's, known from the header or, when it names no system (an imported file), from the
- * first event's kind; and the ZooKeeper dialect's step counter and message pairing.
+ * ZooKeeper's or RedisRaft's, known from the header or, when it names no system (an imported
+ * file), from the first event (its kind, or RedisRaft's state fields); and the state of the
+ * system's dialect (ZooKeeper's step counter and message pairing, RedisRaft's vote responses).
  */
-enum smb_mode { SMB_UNDECIDED, SMB_GENERIC, SMB_ZK };
+enum smb_mode { SMB_UNDECIDED, SMB_GENERIC, SMB_ZK, SMB_RR };
 struct smb_state {
 	enum smb_mode mode;
 	bool config_pending; /* begin left the config line to the first event */
 	struct smb_zk *zk;
+	struct smb_rr *rr;
 };
 
 static void state_free(void *p)
 {
 	struct smb_state *st = p;
-	if (st)
+	if (st) {
 		smb_zk_free(st->zk);
+		smb_rr_free(st->rr);
+	}
 	free(st);
 }
 
@@ -88,7 +93,14 @@ static struct smb_state *state_of(struct spt_export *ex)
 	if (!(st = calloc(1, sizeof(*st))))
 		return NULL;
 	const char *sys = export_header(ex)->system;
-	st->mode = !sys || !*sys ? SMB_UNDECIDED : !strcmp(sys, "zookeeper") ? SMB_ZK : SMB_GENERIC;
+	if (!sys || !*sys)
+		st->mode = SMB_UNDECIDED;
+	else if (!strcmp(sys, "zookeeper"))
+		st->mode = SMB_ZK;
+	else if (!strcmp(sys, "redisraft"))
+		st->mode = SMB_RR;
+	else
+		st->mode = SMB_GENERIC;
 	export_set_state(ex, st, state_free);
 	return st;
 }
@@ -98,7 +110,7 @@ void smb_line_start(struct spt_buf *b, uint64_t ts_ns)
 	spt_buf_printf(b, "{\"tag\":\"trace\",\"ts\":\"%" PRIu64 "\",\"event\":", ts_ns);
 }
 
-/* ZooKeeper's servers are "s<id>", as its events' nodes. */
+/* ZooKeeper's and RedisRaft's servers are "s<id>", as their events' nodes. */
 static int put_config(struct spt_export *ex, const struct smb_state *st, struct spt_buf *b)
 {
 	const struct spt_header *h = export_header(ex);
@@ -106,10 +118,15 @@ static int put_config(struct spt_export *ex, const struct smb_state *st, struct 
 	for (size_t i = 0; i < h->n_nodes; i++) {
 		if (i)
 			spt_buf_putc(b, ',');
-		if (st->mode != SMB_ZK)
+		if (st->mode == SMB_ZK) {
+			if (smb_zk_put_node(ex, b, h->nodes[i]))
+				return -ENOMEM;
+		} else if (st->mode == SMB_RR) {
+			if (smb_rr_put_node(ex, b, h->nodes[i]))
+				return -ENOMEM;
+		} else {
 			spt_buf_json_str(b, h->nodes[i], strlen(h->nodes[i]));
-		else if (smb_zk_put_node(ex, b, h->nodes[i]))
-			return -ENOMEM;
+		}
 	}
 	spt_buf_puts(b, "]}}\n");
 	return 0;
@@ -181,7 +198,7 @@ static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, s
 	if (!st)
 		return -ENOMEM;
 	if (st->mode == SMB_UNDECIDED)
-		st->mode = smb_zk_kind(ev->kind) ? SMB_ZK : SMB_GENERIC;
+		st->mode = smb_zk_kind(ev->kind) ? SMB_ZK : smb_rr_event_is(ev) ? SMB_RR : SMB_GENERIC;
 	if (st->config_pending) {
 		st->config_pending = false;
 		if ((rc = put_config(ex, st, b)))
@@ -189,6 +206,11 @@ static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, s
 	}
 	if (st->mode == SMB_GENERIC)
 		return generic_event(ex, ev, b);
+	if (st->mode == SMB_RR) {
+		if (!st->rr && (rc = smb_rr_new(&st->rr)))
+			return rc;
+		return smb_rr_export_event(ex, st->rr, ev, b);
+	}
 	if (!st->zk && (rc = smb_zk_new(&st->zk)))
 		return rc;
 	return smb_zk_export_event(ex, st->zk, ev, b);
