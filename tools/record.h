@@ -2,6 +2,39 @@
 #ifndef SPECTAP_TOOLS_RECORD_H
 #define SPECTAP_TOOLS_RECORD_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+/* The options every record command shares (tools/record_common.c). */
+struct record_common {
+	const char *scenario, *out;
+	unsigned nodes;
+	uint64_t seed;
+	size_t log_terms; /* --log-terms, for the commands that keep entry terms; 0: the default */
+	bool force, allow_loss;
+};
+
+/* Their long options, for a command's getopt_long table (short letters s n S o f L T j h). */
+#define RECORD_COMMON_LONGOPTS                                                                    \
+	{ "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },   \
+	{ "seed", required_argument, NULL, 'S' },     { "output", required_argument, NULL, 'o' },  \
+	{ "force", no_argument, NULL, 'f' },          { "allow-loss", no_argument, NULL, 'L' },    \
+	{ "json", no_argument, NULL, 'j' },           { "help", no_argument, NULL, 'h' }
+#define RECORD_LOG_TERMS_LONGOPT { "log-terms", required_argument, NULL, 'T' }
+
+/* One getopt_long result: 1 when it was a shared option (stored in rc), 0 when it is the
+ * command's own, -1 after a usage message (return CLI_USAGE). --nodes must be in
+ * min_nodes..max_nodes. */
+int record_common_opt(struct cli *c, int opt, const char *arg, struct record_common *rc, unsigned min_nodes,
+		      unsigned max_nodes);
+/* After getopt: the system's name first and nothing after it, a known scenario. CLI_OK or
+ * CLI_USAGE (reported). */
+int record_common_check(struct cli *c, int argc, char **argv, const char *system, const struct record_common *rc,
+			bool (*known)(const char *scenario), const char *scenarios);
+
 /* argv[1] is the system's name; the rest are its options. */
 int record_etcd(int argc, char **argv);
 int record_zookeeper(int argc, char **argv);

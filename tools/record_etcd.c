@@ -49,11 +49,8 @@ static const char usage[] =
 	"members are stopped and the trace keeps what was captured, marked incomplete).\n";
 
 struct rec_opts {
-	const char *scenario, *out, *etcd, *putload, *acked;
-	unsigned nodes;
-	size_t log_terms;
-	bool force, allow_loss;
-	uint64_t seed;
+	struct record_common com;
+	const char *etcd, *putload, *acked;
 };
 
 struct session {
@@ -135,9 +132,9 @@ static int record(struct cli *c, const struct rec_opts *o)
 	const char *putload = o->putload ? o->putload : cli_beside_self("tools/putload", X_OK, pl_buf, sizeof(pl_buf));
 
 	memset(&sc, 0, sizeof(sc));
-	if (etcd_scenario_needs_load(o->scenario) && (!putload || access(putload, X_OK)))
+	if (etcd_scenario_needs_load(o->com.scenario) && (!putload || access(putload, X_OK)))
 		return cli_fail(c, "scenario %s drives puts with putload, which is not at %s: build it with `make` or "
-			       "name it with --putload", o->scenario, putload ? putload : "tools/putload beside spectap");
+			       "name it with --putload", o->com.scenario, putload ? putload : "tools/putload beside spectap");
 	sup_install_interrupt();
 	struct uprobe_loader_opts lo = { .ringbuf_bytes = 64u << 20 };
 	if (uprobe_loader_open(&l, &lo, err, sizeof(err)))
@@ -150,20 +147,20 @@ static int record(struct cli *c, const struct rec_opts *o)
 	}
 	const char *names[ETCD_MAX_MEMBERS];
 	char name_buf[ETCD_MAX_MEMBERS][16];
-	for (unsigned i = 0; i < o->nodes; i++) {
+	for (unsigned i = 0; i < o->com.nodes; i++) {
 		snprintf(name_buf[i], sizeof(name_buf[i]), "n%u", i + 1);
 		names[i] = name_buf[i];
 	}
 	struct spt_header h = { .system = "etcd", .system_version = "3.4.23 (Debian, go1.19.8)", .nodes = names,
-				.n_nodes = o->nodes, .capture_method = "bpf", .scenario = o->scenario,
-				.has_seed = true, .seed = o->seed, .command_line = cli_command_line() };
-	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->force };
+				.n_nodes = o->com.nodes, .capture_method = "bpf", .scenario = o->com.scenario,
+				.has_seed = true, .seed = o->com.seed, .command_line = cli_command_line() };
+	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force };
 	struct spt_diag d = { "" };
-	if (spt_writer_open(o->out, &h, &wo, &w, &d)) {
+	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
 		cli_fail(c, "%s", d.msg);
 		goto out;
 	}
-	if (etcd_shape_new(&shape, o->log_terms)) {
+	if (etcd_shape_new(&shape, o->com.log_terms)) {
 		cli_fail(c, "out of memory");
 		goto out;
 	}
@@ -185,9 +182,9 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	bg = true;
-	struct etcd_cluster_opts co = { .work_dir = dir, .members = o->nodes, .etcd = o->etcd,
-					.netns = etcd_scenario_needs_netns(o->scenario),
-					.pre_vote = etcd_scenario_pre_vote(o->scenario), .spawned = name_node,
+	struct etcd_cluster_opts co = { .work_dir = dir, .members = o->com.nodes, .etcd = o->etcd,
+					.netns = etcd_scenario_needs_netns(o->com.scenario),
+					.pre_vote = etcd_scenario_pre_vote(o->com.scenario), .spawned = name_node,
 					.spawned_ctx = &ss };
 	if (etcd_cluster_start(&cl, &co)) {
 		cli_fail(c, "%s", cl.err);
@@ -197,16 +194,16 @@ static int record(struct cli *c, const struct rec_opts *o)
 	for (unsigned i = 0; i < cl.n; i++)
 		name_node(&ss, i, etcd_cluster_pid(&cl, i));
 	char msg[128];
-	snprintf(msg, sizeof(msg), "%u etcd members up%s, %d probe sites attached (%u entry, %u return)", o->nodes,
+	snprintf(msg, sizeof(msg), "%u etcd members up%s, %d probe sites attached (%u entry, %u return)", o->com.nodes,
 		 co.netns ? " in network namespaces" : "", sites, ps.entry + ps.entry_branch, ps.ret);
 	progress(&ss, msg);
 
-	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->seed, .phase = progress,
+	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->com.seed, .phase = progress,
 				     .ctx = &ss };
-	if (etcd_scenario_run(&sc, o->scenario)) {
+	if (etcd_scenario_run(&sc, o->com.scenario)) {
 		if (sup_interrupted())
 			goto interrupted;
-		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
+		cli_fail(c, "scenario %s: %s", o->com.scenario, sc.err);
 		goto out;
 	}
 	if (o->acked && sc.has_load && cli_copy_file(sc.load.acked_path, o->acked)) {
@@ -237,13 +234,13 @@ static int record(struct cli *c, const struct rec_opts *o)
 	unsigned bad;
 	if (c->json) {
 		printf("{\"output\":");
-		cli_json_str(stdout, o->out);
+		cli_json_str(stdout, o->com.out);
 		printf(",\"work_dir\":");
 		cli_json_str(stdout, dir);
 		printf(",\"scenario\":\"%s\",\"seed\":%" PRIu64 ",\"events\":%" PRIu64 ",\"lost\":%" PRIu64
 		       ",\"sends\":%" PRIu64 ",\"receives\":%" PRIu64 ",\"paired\":%" PRIu64 ",\"unpaired_receives\":%" PRIu64
 		       ",\"unpaired_sends\":%" PRIu64 ",\"foreign\":%" PRIu64 ",\"late\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"entry_branch\":%u,\"ret\":%u},\"probe_hits\":{",
-		       o->scenario, o->seed, st->events, lost, st->sends, st->receives, st->paired, st->unpaired_receives,
+		       o->com.scenario, o->com.seed, st->events, lost, st->sends, st->receives, st->paired, st->unpaired_receives,
 		       st->unpaired_sends, st->foreign, st->late, ps.entry, ps.entry_branch, ps.ret);
 		const struct etcd_shape_stats *es = etcd_shape_stats(shape);
 		for (unsigned k = 0; k < ETCD_NPROBES; k++)
@@ -261,8 +258,8 @@ static int record(struct cli *c, const struct rec_opts *o)
 		bad = compare_final(&sc, shape, false, stderr);
 		printf("recorded %" PRIu64 " events (%" PRIu64 " lost; %" PRIu64 " messages sent, %" PRIu64
 		       " received, all paired: %s) of %s on %u members into %s\n",
-		       st->events, lost, st->sends, st->receives, st->unpaired_receives ? "no" : "yes", o->scenario, o->nodes,
-		       o->out);
+		       st->events, lost, st->sends, st->receives, st->unpaired_receives ? "no" : "yes", o->com.scenario, o->com.nodes,
+		       o->com.out);
 		if (sc.has_load)
 			printf("puts: %" PRIu64 " acknowledged, %" PRIu64 " failed\n", sc.load.acked, sc.load.failed);
 		printf("end state of every live member (term, commit, leader) %s etcdctl\n", bad ? "DIFFERS from" : "agrees with");
@@ -271,7 +268,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "the trace's end state differs from etcdctl's for %u member(s)", bad);
 		goto out;
 	}
-	if (lost && !o->allow_loss) {
+	if (lost && !o->com.allow_loss) {
 		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
 		goto out;
 	}
@@ -297,7 +294,7 @@ interrupted:;
 			 collect_error(col));
 	else
 		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
-			    "incomplete (not closed)", sig, o->out, collect_stats(col)->events);
+			    "incomplete (not closed)", sig, o->com.out, collect_stats(col)->events);
 	rc = 128 + sig;
 out:
 	if (bg)
@@ -317,59 +314,29 @@ out:
 int record_etcd(int argc, char **argv)
 {
 	struct cli c = { .cmd = "record", .usage = usage };
-	struct rec_opts o = { .nodes = 3, .etcd = "/usr/bin/etcd", .seed = 1 };
+	struct rec_opts o = { .com = { .nodes = 3, .seed = 1 }, .etcd = "/usr/bin/etcd" };
 	static const struct option longopts[] = {
-		{ "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
-		{ "seed", required_argument, NULL, 'S' },     { "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },          { "allow-loss", no_argument, NULL, 'L' },
-		{ "etcd", required_argument, NULL, 'E' },     { "json", no_argument, NULL, 'j' },
-		{ "putload", required_argument, NULL, 'P' },  { "log-terms", required_argument, NULL, 'T' },
-		{ "acked", required_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+		RECORD_COMMON_LONGOPTS, RECORD_LOG_TERMS_LONGOPT,
+		{ "etcd", required_argument, NULL, 'E' }, { "putload", required_argument, NULL, 'P' },
+		{ "acked", required_argument, NULL, 'A' }, { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
-	int opt;
-	uint64_t v;
+	int opt, k;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
+		if ((k = record_common_opt(&c, opt, optarg, &o.com, 3, ETCD_MAX_MEMBERS)) < 0)
+			return CLI_USAGE;
+		if (k)
+			continue;
 		switch (opt) {
-		case 's': o.scenario = optarg; break;
-		case 'n':
-			if (!cli_parse_u64(&c, "--nodes", optarg, &v))
-				return CLI_USAGE;
-			if (v < 3 || v > ETCD_MAX_MEMBERS)
-				return cli_usage_error(&c, "--nodes: %" PRIu64 " is not in 3..%d", v, ETCD_MAX_MEMBERS);
-			o.nodes = (unsigned)v;
-			break;
-		case 'S':
-			if (!cli_parse_u64(&c, "--seed", optarg, &o.seed))
-				return CLI_USAGE;
-			break;
-		case 'T':
-			if (!cli_parse_u64(&c, "--log-terms", optarg, &v))
-				return CLI_USAGE;
-			if (v < 1 || v > 1000000)
-				return cli_usage_error(&c, "--log-terms: %" PRIu64 " is not in 1..1000000", v);
-			o.log_terms = (size_t)v;
-			break;
 		case 'P': o.putload = optarg; break;
 		case 'A': o.acked = optarg; break;
-		case 'o': o.out = optarg; break;
-		case 'f': o.force = true; break;
-		case 'L': o.allow_loss = true; break;
 		case 'E': o.etcd = optarg; break;
-		case 'j': break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
-	if (optind >= argc || strcmp(argv[optind], "etcd"))
-		return cli_usage_error(&c, "spectap record etcd: the system must come first");
-	if (optind + 1 != argc)
-		return cli_usage_error(&c, "unexpected argument '%s'", argv[optind + 1]);
-	if (!o.scenario)
-		return cli_usage_error(&c, "--scenario is required (%s)", ETCD_SCENARIOS);
-	if (!etcd_scenario_known(o.scenario))
-		return cli_usage_error(&c, "unknown scenario '%s' (known: %s)", o.scenario, ETCD_SCENARIOS);
-	if (!o.out)
+	if ((k = record_common_check(&c, argc, argv, "etcd", &o.com, etcd_scenario_known, ETCD_SCENARIOS)))
+		return k;
+	if (!o.com.out)
 		return cli_usage_error(&c, "-o OUT.spt is required");
 	return record(&c, &o);
 }

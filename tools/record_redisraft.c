@@ -43,11 +43,8 @@ static const char usage[] =
 	"with INFO raft at the end, 2 usage, 128+N interrupted by signal N.\n";
 
 struct rec_opts {
-	const char *scenario, *out, *module, *redis_server;
-	unsigned nodes;
-	size_t log_terms;
-	bool force, allow_loss;
-	uint64_t seed;
+	struct record_common com;
+	const char *module, *redis_server;
 };
 
 struct session {
@@ -155,20 +152,20 @@ static int record(struct cli *c, const struct rec_opts *o)
 	}
 	const char *names[RR_MAX_NODES];
 	char name_buf[RR_MAX_NODES][16];
-	for (unsigned i = 0; i < o->nodes; i++) {
+	for (unsigned i = 0; i < o->com.nodes; i++) {
 		snprintf(name_buf[i], sizeof(name_buf[i]), "s%u", i + 1);
 		names[i] = name_buf[i];
 	}
 	struct spt_header h = {.system = "redisraft", .system_version = o->module, .nodes = names,
-			       .n_nodes = o->nodes, .capture_method = "bpf", .scenario = o->scenario,
-			       .has_seed = true, .seed = o->seed, .command_line = cli_command_line()};
-	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = o->force};
+			       .n_nodes = o->com.nodes, .capture_method = "bpf", .scenario = o->com.scenario,
+			       .has_seed = true, .seed = o->com.seed, .command_line = cli_command_line()};
+	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = o->com.force};
 	struct spt_diag d = {""};
-	if (spt_writer_open(o->out, &h, &wo, &w, &d)) {
+	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
 		cli_fail(c, "%s", d.msg);
 		goto out;
 	}
-	if (rr_shape_new(&shape, o->log_terms)) {
+	if (rr_shape_new(&shape, o->com.log_terms)) {
 		cli_fail(c, "out of memory");
 		goto out;
 	}
@@ -190,7 +187,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	bg = true;
-	struct rr_cluster_opts co = {.work_dir = dir, .module = o->module, .nodes = o->nodes,
+	struct rr_cluster_opts co = {.work_dir = dir, .module = o->module, .nodes = o->com.nodes,
 				     .redis_server = o->redis_server, .spawned = name_node, .spawned_ctx = &ss};
 	started = true;
 	if (rr_cluster_start(&cl, &co)) {
@@ -201,13 +198,13 @@ static int record(struct cli *c, const struct rec_opts *o)
 	}
 	char msg[160];
 	snprintf(msg, sizeof(msg), "%u RedisRaft nodes up and joined (ports %u..), %d probe sites attached (%u entry, %u return)",
-		 o->nodes, cl.base_port, sites, ne, nr);
+		 o->com.nodes, cl.base_port, sites, ne, nr);
 	progress(&ss, msg);
-	sc = (struct rr_scenario){.cl = &cl, .seed = o->seed, .phase = progress, .ctx = &ss};
-	if (rr_scenario_run(&sc, o->scenario)) {
+	sc = (struct rr_scenario){.cl = &cl, .seed = o->com.seed, .phase = progress, .ctx = &ss};
+	if (rr_scenario_run(&sc, o->com.scenario)) {
 		if (sup_interrupted())
 			goto interrupted;
-		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
+		cli_fail(c, "scenario %s: %s", o->com.scenario, sc.err);
 		goto out;
 	}
 	/* SIGKILL: the trace ends in the state INFO raft last reported. */
@@ -236,14 +233,14 @@ static int record(struct cli *c, const struct rec_opts *o)
 		unfired += rs->probes_seen[k] == 0;
 	if (c->json) {
 		printf("{\"output\":");
-		cli_json_str(stdout, o->out);
+		cli_json_str(stdout, o->com.out);
 		printf(",\"work_dir\":");
 		cli_json_str(stdout, dir);
 		printf(",\"scenario\":\"%s\",\"seed\":%" PRIu64 ",\"nodes\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64
 		       ",\"sends\":%" PRIu64 ",\"receives\":%" PRIu64 ",\"paired\":%" PRIu64 ",\"unpaired_receives\":%" PRIu64
 		       ",\"unpaired_sends\":%" PRIu64 ",\"foreign\":%" PRIu64 ",\"late\":%" PRIu64
 		       ",\"probe_sites\":{\"entry\":%u,\"ret\":%u},\"probe_hits\":{",
-		       o->scenario, o->seed, o->nodes, st->events, lost, st->sends, st->receives, st->paired,
+		       o->com.scenario, o->com.seed, o->com.nodes, st->events, lost, st->sends, st->receives, st->paired,
 		       st->unpaired_receives, st->unpaired_sends, st->foreign, st->late, ne, nr);
 		for (unsigned k = 1; k <= RR_NPROBES; k++)
 			printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", rr_probe_info(k)->kind, rs->probes_seen[k]);
@@ -257,8 +254,8 @@ static int record(struct cli *c, const struct rec_opts *o)
 		bad = compare_final(&sc, shape, false, stderr);
 		printf("recorded %" PRIu64 " events (%" PRIu64 " lost; %" PRIu64 " messages sent, %" PRIu64
 		       " received, all paired: %s) of %s on %u nodes into %s\n",
-		       st->events, lost, st->sends, st->receives, st->unpaired_receives ? "no" : "yes", o->scenario,
-		       o->nodes, o->out);
+		       st->events, lost, st->sends, st->receives, st->unpaired_receives ? "no" : "yes", o->com.scenario,
+		       o->com.nodes, o->com.out);
 		printf("writes: %u acknowledged, %u failed; %u of %d probes fired\n", sc.writes_acked, sc.writes_failed,
 		       RR_NPROBES - unfired, RR_NPROBES);
 		printf("end state of every live node (term, role, commit, leader) %s INFO raft\n",
@@ -268,7 +265,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "the trace's end state differs from INFO raft for %u node(s)", bad);
 		goto out;
 	}
-	if (lost && !o->allow_loss) {
+	if (lost && !o->com.allow_loss) {
 		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
 		goto out;
 	}
@@ -292,7 +289,7 @@ interrupted:;
 			 collect_error(col));
 	else
 		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
-			    "incomplete (not closed)", sig, o->out, collect_stats(col)->events);
+			    "incomplete (not closed)", sig, o->com.out, collect_stats(col)->events);
 	rc = 128 + sig;
 out:
 	if (bg)
@@ -312,63 +309,34 @@ out:
 int record_redisraft(int argc, char **argv)
 {
 	struct cli c = {.cmd = "record", .usage = usage};
-	struct rec_opts o = {.nodes = 3, .seed = 1, .module = getenv("SPECTAP_REDISRAFT_MODULE")};
+	struct rec_opts o = {.com = {.nodes = 3, .seed = 1}, .module = getenv("SPECTAP_REDISRAFT_MODULE")};
 	static const struct option longopts[] = {
-		{"scenario", required_argument, NULL, 's'}, {"nodes", required_argument, NULL, 'n'},
-		{"seed", required_argument, NULL, 'S'},     {"output", required_argument, NULL, 'o'},
-		{"force", no_argument, NULL, 'f'},          {"allow-loss", no_argument, NULL, 'L'},
-		{"module", required_argument, NULL, 'M'},   {"json", no_argument, NULL, 'j'},
-		{"redis-server", required_argument, NULL, 'R'}, {"log-terms", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+		RECORD_COMMON_LONGOPTS, RECORD_LOG_TERMS_LONGOPT,
+		{ "module", required_argument, NULL, 'M' }, { "redis-server", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
 	};
-	int opt;
-	uint64_t v;
+	int opt, k;
 
 	cli_begin(&c, argc, argv);
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
+		if ((k = record_common_opt(&c, opt, optarg, &o.com, 3, RR_MAX_NODES)) < 0)
+			return CLI_USAGE;
+		if (k)
+			continue;
 		switch (opt) {
-		case 's': o.scenario = optarg; break;
-		case 'n':
-			if (!cli_parse_u64(&c, "--nodes", optarg, &v))
-				return CLI_USAGE;
-			if (v < 3 || v > RR_MAX_NODES)
-				return cli_usage_error(&c, "--nodes: %" PRIu64 " is not in 3..%d", v, RR_MAX_NODES);
-			o.nodes = (unsigned)v;
-			break;
-		case 'S':
-			if (!cli_parse_u64(&c, "--seed", optarg, &o.seed))
-				return CLI_USAGE;
-			break;
-		case 'T':
-			if (!cli_parse_u64(&c, "--log-terms", optarg, &v))
-				return CLI_USAGE;
-			if (v < 1 || v > 1000000)
-				return cli_usage_error(&c, "--log-terms: %" PRIu64 " is not in 1..1000000", v);
-			o.log_terms = (size_t)v;
-			break;
-		case 'o': o.out = optarg; break;
-		case 'f': o.force = true; break;
-		case 'L': o.allow_loss = true; break;
 		case 'M': o.module = optarg; break;
 		case 'R': o.redis_server = optarg; break;
-		case 'j': break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
-	if (optind >= argc || strcmp(argv[optind], "redisraft"))
-		return cli_usage_error(&c, "spectap record redisraft: the system must come first");
-	if (optind + 1 != argc)
-		return cli_usage_error(&c, "unexpected argument '%s'", argv[optind + 1]);
+	if ((k = record_common_check(&c, argc, argv, "redisraft", &o.com, rr_scenario_known, RR_SCENARIOS)))
+		return k;
 	if (!o.module || !*o.module)
 		return cli_usage_error(&c, "--module PATH (a redisraft.so built with -g) is required, or set "
 					   "SPECTAP_REDISRAFT_MODULE");
 	if (access(o.module, R_OK))
 		return cli_usage_error(&c, "--module %s: %s", o.module, strerror(errno));
-	if (!o.scenario)
-		return cli_usage_error(&c, "--scenario is required (%s)", RR_SCENARIOS);
-	if (!rr_scenario_known(o.scenario))
-		return cli_usage_error(&c, "unknown scenario '%s' (known: %s)", o.scenario, RR_SCENARIOS);
-	if (!o.out)
+	if (!o.com.out)
 		return cli_usage_error(&c, "-o OUT.spt is required");
 	return record(&c, &o);
 }

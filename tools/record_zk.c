@@ -55,11 +55,9 @@ static const char usage[] =
 #define TICK_MS 1000
 
 struct rec_opts {
-	const char *scenario, *out, *agent, *java;
-	unsigned nodes;
+	struct record_common com;
+	const char *agent, *java;
 	enum emit_via via;
-	bool force, allow_loss;
-	uint64_t seed;
 	/* --until-covered */
 	bool until_covered;
 	const char *map, *spec, *cfg;
@@ -74,7 +72,7 @@ static int until_covered(struct cli *c, const struct rec_opts *o)
 	char nodes[16];
 	const char *pass[12];
 	size_t n = 0;
-	snprintf(nodes, sizeof(nodes), "%u", o->nodes);
+	snprintf(nodes, sizeof(nodes), "%u", o->com.nodes);
 	pass[n++] = "--nodes";
 	pass[n++] = nodes;
 	pass[n++] = "--via";
@@ -87,11 +85,11 @@ static int until_covered(struct cli *c, const struct rec_opts *o)
 		pass[n++] = "--java";
 		pass[n++] = o->java;
 	}
-	if (o->allow_loss)
+	if (o->com.allow_loss)
 		pass[n++] = "--allow-loss";
 	pass[n] = NULL;
-	struct corpus_opts co = { .system = "zookeeper", .scenario = o->scenario, .map = o->map, .spec = o->spec,
-				  .cfg = o->cfg, .dir = o->out, .seed = o->seed, .min = o->min,
+	struct corpus_opts co = { .system = "zookeeper", .scenario = o->com.scenario, .map = o->map, .spec = o->spec,
+				  .cfg = o->cfg, .dir = o->com.out, .seed = o->com.seed, .min = o->min,
 				  .budget_s = (unsigned)o->budget_s, .pass = pass };
 	return record_until_covered(c, &co);
 }
@@ -206,14 +204,14 @@ static void print_summary(const struct rec_opts *o, const char *dir, const struc
 		*bad = compare_final(ss, sc, false);
 		printf("recorded %" PRIu64 " events (%" PRIu64 " lost; %" PRIu64 " notifications sent, %" PRIu64
 		       " received, %" PRIu64 " paired) of %s on %u servers via %s into %s\n",
-		       ev->events, st->lost, ev->sends, ev->receives, ev->paired, o->scenario, o->nodes,
-		       emit_via_name(o->via), o->out);
+		       ev->events, st->lost, ev->sends, ev->receives, ev->paired, o->com.scenario, o->com.nodes,
+		       emit_via_name(o->via), o->com.out);
 		printf("leader zk%u (epoch %" PRIu64 "); end state of every live server %s srvr\n", sc->last.myid,
 		       sc->last.epoch, *bad ? "DIFFERS from" : "agrees with");
 		return;
 	}
 	printf("{\"output\":");
-	cli_json_str(stdout, o->out);
+	cli_json_str(stdout, o->com.out);
 	printf(",\"work_dir\":");
 	cli_json_str(stdout, dir);
 	printf(",\"scenario\":\"%s\",\"seed\":%" PRIu64 ",\"via\":\"%s\",\"nodes\":%u,\"events\":%" PRIu64
@@ -222,7 +220,7 @@ static void print_summary(const struct rec_opts *o, const char *dir, const struc
 	       ",\"paired\":%" PRIu64 ",\"unpaired_receives\":%" PRIu64 ",\"unpaired_sends\":%" PRIu64
 	       ",\"elections\":%u,\"first_leader_ms\":%u,\"first_leader\":\"%u\",\"leader\":\"%u\",\"epoch\":%" PRIu64
 	       ",\"servers\":",
-	       o->scenario, o->seed, emit_via_name(o->via), o->nodes, ev->events, st->lost, st->transport_lost,
+	       o->com.scenario, o->com.seed, emit_via_name(o->via), o->com.nodes, ev->events, st->lost, st->transport_lost,
 	       ev->gap_lost, ev->rejected, ev->foreign, ev->late, ev->sends, ev->receives, ev->paired,
 	       ev->unpaired_receives, ev->unpaired_sends, sc->elections, sc->first_ms, sc->first.myid, sc->last.myid,
 	       sc->last.epoch);
@@ -253,18 +251,18 @@ static int record(struct cli *c, const struct rec_opts *o)
 	sup_install_interrupt();
 	const char *names[ZK_MAX_SERVERS];
 	char name_buf[ZK_MAX_SERVERS][12];
-	for (unsigned i = 0; i < o->nodes; i++) {
+	for (unsigned i = 0; i < o->com.nodes; i++) {
 		snprintf(name_buf[i], sizeof(name_buf[i]), "%u", i + 1);
 		names[i] = name_buf[i];
 	}
 	struct spt_header h = { .system = "zookeeper", .system_version = "3.8.0 (Debian, OpenJDK 17)",
-				.nodes = names, .n_nodes = o->nodes,
+				.nodes = names, .n_nodes = o->com.nodes,
 				.capture_method = o->via == EMIT_VIA_LTTNG ? "jvmti+lttng" : "jvmti+usdt",
-				.scenario = o->scenario, .has_seed = true, .seed = o->seed,
+				.scenario = o->com.scenario, .has_seed = true, .seed = o->com.seed,
 				.command_line = cli_command_line() };
-	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->force };
+	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force };
 	struct spt_diag d = { "" };
-	if (spt_writer_open(o->out, &h, &wo, &w, &d)) {
+	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
 		cli_fail(c, "%s", d.msg);
 		goto out;
 	}
@@ -289,7 +287,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	/* emit: the agent sends its records through the emit API only (no file). */
-	struct zk_ensemble_opts zo = { .work_dir = dir, .servers = o->nodes, .tick_ms = TICK_MS, .java = o->java,
+	struct zk_ensemble_opts zo = { .work_dir = dir, .servers = o->com.nodes, .tick_ms = TICK_MS, .java = o->java,
 				       .agent = agent, .agent_options = "emit", .spawned = name_pid,
 				       .spawned_ctx = &ss };
 	if (zk_ensemble_start(&e, &zo)) {
@@ -299,13 +297,13 @@ static int record(struct cli *c, const struct rec_opts *o)
 	started = true;
 	char msg[256];
 	snprintf(msg, sizeof(msg), "%u ZooKeeper servers started with the agent in %s (client ports %u..), records via %s",
-		 o->nodes, dir, e.s[0].client_port, emit_via_name(o->via));
+		 o->com.nodes, dir, e.s[0].client_port, emit_via_name(o->via));
 	progress(&ss, msg);
-	sc = (struct zk_scenario){ .e = &e, .seed = o->seed, .phase = progress, .ctx = &ss };
-	if (zk_scenario_run(&sc, o->scenario)) {
+	sc = (struct zk_scenario){ .e = &e, .seed = o->com.seed, .phase = progress, .ctx = &ss };
+	if (zk_scenario_run(&sc, o->com.scenario)) {
 		if (sup_interrupted())
 			goto interrupted;
-		cli_fail(c, "scenario %s: %s", o->scenario, sc.err);
+		cli_fail(c, "scenario %s: %s", o->com.scenario, sc.err);
 		goto out;
 	}
 	/* Freeze every server first, then SIGKILL: a server that sees another one go (or shut
@@ -342,7 +340,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "the trace's end state differs from srvr's for %u server(s)", bad);
 		goto out;
 	}
-	if (st.lost && !o->allow_loss) {
+	if (st.lost && !o->com.allow_loss) {
 		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", st.lost);
 		goto out;
 	}
@@ -365,7 +363,7 @@ interrupted:;
 			 ecap_error(ss.cap));
 	else
 		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
-			    "incomplete (not closed)", sig, o->out, ist.ev.events);
+			    "incomplete (not closed)", sig, o->com.out, ist.ev.events);
 	rc = 128 + sig;
 out:
 	if (started)
@@ -381,35 +379,23 @@ out:
 int record_zookeeper(int argc, char **argv)
 {
 	struct cli c = { .cmd = "record", .usage = usage };
-	struct rec_opts o = { .nodes = 3, .seed = 1, .min = 1, .budget_s = 600 };
+	struct rec_opts o = { .com = { .nodes = 3, .seed = 1 }, .min = 1, .budget_s = 600 };
 	static const struct option longopts[] = {
-		{ "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
-		{ "seed", required_argument, NULL, 'S' },     { "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },          { "allow-loss", no_argument, NULL, 'L' },
-		{ "via", required_argument, NULL, 'V' },      { "json", no_argument, NULL, 'j' },
-		{ "agent", required_argument, NULL, 'A' },    { "java", required_argument, NULL, 'J' },
-		{ "until-covered", no_argument, NULL, 'U' },  { "map", required_argument, NULL, 'M' },
-		{ "spec", required_argument, NULL, 'X' },     { "cfg", required_argument, NULL, 'F' },
-		{ "min", required_argument, NULL, 'N' },      { "budget", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
+		RECORD_COMMON_LONGOPTS,
+		{ "via", required_argument, NULL, 'V' },      { "agent", required_argument, NULL, 'A' },
+		{ "java", required_argument, NULL, 'J' },     { "until-covered", no_argument, NULL, 'U' },
+		{ "map", required_argument, NULL, 'M' },      { "spec", required_argument, NULL, 'X' },
+		{ "cfg", required_argument, NULL, 'F' },      { "min", required_argument, NULL, 'N' },
+		{ "budget", required_argument, NULL, 'B' },   { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
-	int opt;
-	uint64_t v;
+	int opt, k;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
+		if ((k = record_common_opt(&c, opt, optarg, &o.com, 1, ZK_MAX_SERVERS)) < 0)
+			return CLI_USAGE;
+		if (k)
+			continue;
 		switch (opt) {
-		case 's': o.scenario = optarg; break;
-		case 'n':
-			if (!cli_parse_u64(&c, "--nodes", optarg, &v))
-				return CLI_USAGE;
-			if (v < 1 || v > ZK_MAX_SERVERS)
-				return cli_usage_error(&c, "--nodes: %" PRIu64 " is not in 1..%d", v, ZK_MAX_SERVERS);
-			o.nodes = (unsigned)v;
-			break;
-		case 'S':
-			if (!cli_parse_u64(&c, "--seed", optarg, &o.seed))
-				return CLI_USAGE;
-			break;
 		case 'V':
 			if (!strcmp(optarg, "bpf"))
 				o.via = EMIT_VIA_BPF;
@@ -434,24 +420,14 @@ int record_zookeeper(int argc, char **argv)
 			if (o.budget_s < 1 || o.budget_s > 86400)
 				return cli_usage_error(&c, "--budget: %" PRIu64 " is not in 1..86400 seconds", o.budget_s);
 			break;
-		case 'o': o.out = optarg; break;
-		case 'f': o.force = true; break;
-		case 'L': o.allow_loss = true; break;
-		case 'j': break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
-	if (optind >= argc || strcmp(argv[optind], "zookeeper"))
-		return cli_usage_error(&c, "spectap record zookeeper: the system must come first");
-	if (optind + 1 != argc)
-		return cli_usage_error(&c, "unexpected argument '%s'", argv[optind + 1]);
-	if (!o.scenario)
-		return cli_usage_error(&c, "--scenario is required (%s)", ZK_SCENARIOS);
-	if (!zk_scenario_known(o.scenario))
-		return cli_usage_error(&c, "unknown scenario '%s' (known: %s)", o.scenario, ZK_SCENARIOS);
-	if (o.nodes < 2 && strcmp(o.scenario, "initial-election"))
-		return cli_usage_error(&c, "scenario %s needs at least 2 servers", o.scenario);
-	if (!o.out)
+	if ((k = record_common_check(&c, argc, argv, "zookeeper", &o.com, zk_scenario_known, ZK_SCENARIOS)))
+		return k;
+	if (o.com.nodes < 2 && strcmp(o.com.scenario, "initial-election"))
+		return cli_usage_error(&c, "scenario %s needs at least 2 servers", o.com.scenario);
+	if (!o.com.out)
 		return cli_usage_error(&c, o.until_covered ? "-o DIR (the corpus directory) is required"
 						      : "-o OUT.spt is required");
 	if (o.until_covered)
