@@ -379,17 +379,17 @@ demo: deps
 
 # The cost of capturing etcd (issue 6): the capture chain of `spectap record etcd`, plain -O2.
 BENCH_ETCD_SRC := bench/bench_etcd.c bench/bench_capture.c bench/bench_etcd_puts.c bench/bench_etcd_hits.c
-$(BUILD)/bench/bench_etcd: $(BENCH_ETCD_SRC) bench/bench_etcd.h $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
+$(BUILD)/bench/bench_etcd: $(BENCH_ETCD_SRC) bench/bench_etcd.h $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libcbin.a \
 		$(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $(BENCH_ETCD_SRC) $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
-		$(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread
+		$(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
 # The collector alone on recorded uprobe records (`record`, then `replay`): its CPU per event.
-$(BUILD)/bench/bench_etcd_replay: bench/bench_etcd_replay.c $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
+$(BUILD)/bench/bench_etcd_replay: bench/bench_etcd_replay.c $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libcbin.a \
 		$(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
-		$(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread
+		$(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
 
 # Its probe target: a Go program, built offline like putload.
 $(BUILD)/bench/hitloop: bench/go/hitloop/main.go

@@ -62,7 +62,37 @@ static const struct probe_def defs[RR_NPROBES] = {
 	 {"ety->term", "ety->type", "log0", "log1"}},
 	{{RR_P_DELETE, "raft_delete_entry_from_idx", "raft.delete", 3, {"idx", "log0", "log1"}}, ENTRY, 0,
 	 {"idx", "log0", "log1"}},
+	{{RR_P_RESTORE, "raft_restore_metadata", "Restart", 2, {"term", "vote"}}, RET, 1, {"term", "vote"}},
 };
+
+/* Window markers (rr_probes.h): the stashing entry of these return probes also writes a record,
+ * at no extra trap, so that the shaper knows where the call began and which request it handles.
+ * Reads: the stashed parameters, then these. */
+#define AE_TERMS(m)                                                                                \
+	m "->entries[0]->term", m "->entries[1]->term", m "->entries[2]->term", m "->entries[3]->term", \
+		m "->entries[4]->term", m "->entries[5]->term", m "->entries[6]->term",                 \
+		m "->entries[7]->term", m "->entries[8]->term", m "->entries[9]->term",                 \
+		m "->entries[10]->term", m "->entries[11]->term", m "->entries[12]->term"
+static const struct rr_begin_info begins[] = {
+	{RR_P_BECOME_CANDIDATE, "BecomeCandidate", 0, {0}, {0}},
+	{RR_P_BECOME_LEADER, "BecomeLeader", 0, {0}, {0}},
+	{RR_P_RECV_RV, "RecvRequestVote", 5, {MSG_RV},
+	 {"req->prevote", "req->term", "req->candidate_id", "req->last_log_idx", "req->last_log_term"}},
+	{RR_P_RECV_AE, "RecvAppendEntries", 7 + RR_BEGIN_ENTRY_TERMS,
+	 {"term", "leaderId", "msgId", "prevLogIdx", "prevLogTerm", "leaderCommit", "nEntries"},
+	 {"req->term", "req->leader_id", "req->msg_id", "req->prev_log_idx", "req->prev_log_term",
+	  "req->leader_commit", "req->n_entries", AE_TERMS("req")}},
+	{RR_P_RECV_ENTRY, "LogAppend", 0, {0}, {0}},
+};
+#define NBEGINS (sizeof(begins) / sizeof(begins[0]))
+
+const struct rr_begin_info *rr_begin_info(uint32_t id)
+{
+	for (size_t i = 0; i < NBEGINS; i++)
+		if (begins[i].id + RR_P_STASH_BASE == id)
+			return &begins[i];
+	return NULL;
+}
 
 static const char *const role_names[] = {"None", "Follower", "PreCandidate", "Candidate", "Leader"};
 
@@ -79,7 +109,7 @@ const struct rr_probe_info *rr_probe_info(uint32_t id)
 static const char *const state_names[RS_NSTATE] = {"term", "votedFor", "commitIndex", "state",
 						    "leaderId", "self", "log0", "log1"};
 
-static struct collect_probe table_probes[RR_NPROBES];
+static struct collect_probe table_probes[RR_NPROBES + NBEGINS];
 static struct collect_table table;
 
 const struct collect_table *rr_probe_table(void)
@@ -98,8 +128,16 @@ const struct collect_table *rr_probe_table(void)
 				p->fields[k++] = (struct collect_field){d->info.args[a], COLLECT_SKIP, COLLECT_INT};
 			p->nfields = k;
 		}
+		/* A marker's reads are the stash and the request: the shaper reads them raw. */
+		for (unsigned i = 0; i < NBEGINS; i++) {
+			struct collect_probe *p = &table_probes[RR_NPROBES + i];
+
+			p->probe_id = RR_P_STASH_BASE + begins[i].id;
+			p->kind = begins[i].step;
+			p->nfields = 0;
+		}
 		table.probes = table_probes;
-		table.n = RR_NPROBES;
+		table.n = RR_NPROBES + NBEGINS;
 	}
 	return &table;
 }
@@ -239,6 +277,15 @@ static int build_stash(const struct cbin *c, const struct cbin_func *f, const st
 		s->nreads = 3;
 	}
 	s->nstash = (uint8_t)s->nreads;
+	const struct rr_begin_info *b = rr_begin_info(RR_P_STASH_BASE + d->info.id);
+	if (!b)
+		return 0;
+	s->flags = 0; /* a marker: the record too */
+	while (s->nreads < RR_BEGIN_MSG_READ)
+		s->reads[s->nreads++] = (struct uprobe_read){.kind = UPROBE_READ_NONE};
+	for (unsigned k = 0; k < b->nreads; k++)
+		if ((r = cbin_read(c, f, b->expr[k], -1, &s->reads[s->nreads++], err)))
+			return r;
 	return 0;
 }
 

@@ -18,6 +18,8 @@
  *   raft_set_current_term             return   UpdateTerm
  *   raft_append_entry                 entry    (internal: the log's entry terms)
  *   raft_delete_entry_from_idx        entry    (internal: log truncation)
+ *   raft_restore_metadata             return   Restart (a restarted node loaded its log and
+ *                                              its term and vote: its state before any step)
  *
  * Every event probe reads the node's state first (reads 0..RS_NSTATE-1): current_term,
  * voted_for, commit_idx, state, leader_id, own node id, and the last log index from RedisRaft's
@@ -52,13 +54,33 @@ enum rr_probe_id {
 	RR_P_TERM,
 	RR_P_APPEND,
 	RR_P_DELETE,
-	RR_NPROBES = RR_P_DELETE, /* event probe ids are 1..RR_NPROBES */
+	RR_P_RESTORE,
+	RR_NPROBES = RR_P_RESTORE, /* event probe ids are 1..RR_NPROBES */
 	RR_P_STASH_BASE = 100,    /* + the return probe's id: its entry (stash only, no record) */
 };
 
 /* The state reads every probe but APPEND and DELETE starts with. */
 enum rr_state_read { RS_TERM, RS_VOTED_FOR, RS_COMMIT, RS_STATE, RS_LEADER, RS_SELF, RS_LOG0, RS_LOG1, RS_NSTATE };
 #define RS_ARG(i) (RS_NSTATE + (i)) /* the probe's own reads follow */
+
+/*
+ * Window markers: the stashing entries of raft_become_candidate, raft_become_leader,
+ * raft_recv_requestvote, raft_recv_appendentries and raft_recv_entry also write a record (probe
+ * id RR_P_STASH_BASE + the return probe's id): where the call began, and for the two request
+ * handlers the request (the first RR_BEGIN_ENTRY_TERMS entry terms of an AppendEntries). Reads
+ * 0..RR_BEGIN_MSG_READ-1 are the stash (unused slots read nothing), then the nreads below.
+ */
+#define RR_BEGIN_MSG_READ 4
+#define RR_BEGIN_ENTRY_TERMS 13
+struct rr_begin_info {
+	uint32_t id;        /* the return probe's id */
+	const char *step;   /* the benchmark action the call is (mapping: args.step) */
+	unsigned nreads;    /* request reads; the first nfields are named, then entry terms */
+	const char *names[8];
+	const char *expr[20];
+};
+/* The marker with that probe id, or NULL. */
+const struct rr_begin_info *rr_begin_info(uint32_t probe_id);
 
 /* raft_state_e at the supported commit (deps/raft/include/raft.h). */
 const char *rr_role_name(uint64_t state);

@@ -20,6 +20,13 @@ struct node {
 	uint64_t state;
 	int64_t *terms; /* terms[i]: entry i + 1; 0 = unknown */
 	size_t nterms, cap;
+	/* The marker of the call whose first event is still to come (rr_probes.h), with its reads. */
+	const struct rr_begin_info *begin;
+	uint64_t begin_val[UPROBE_MAX_READS];
+	uint32_t begin_err;
+	/* After a Timeout that skips the pre-vote, raft_become_candidate is part of that election
+	 * (raft_election_start calls it), not a step of its own. */
+	bool election_skips_prevote;
 };
 
 struct rr_shape {
@@ -178,9 +185,48 @@ static bool is_bool_field(const char *name)
 	return !strcmp(name, "prevote") || !strcmp(name, "voteGranted") || !strcmp(name, "success");
 }
 
-/* args (and the message's fields) from the probe's own reads. */
-static int shape_args(struct collect_shape *cs, const struct rr_probe_info *pi, const struct msg_kind *mk,
-		      int64_t *peer)
+/* The request a marked handler began with, as a record: its named fields, and for an
+ * AppendEntries entryTerms, the terms of its first (at most RR_BEGIN_ENTRY_TERMS) entries. */
+static spt_val *begin_msg(const struct node *n, struct spt_arena *a)
+{
+	const struct rr_begin_info *b = n->begin;
+	const char *names[10];
+	spt_val *vals[10], *terms[RR_BEGIN_ENTRY_TERMS];
+	size_t nf = 0, nt = 0;
+	int64_t nentries = -1;
+
+	for (unsigned k = 0; k < b->nreads && k < 8 && b->names[k]; k++) {
+		unsigned r = RR_BEGIN_MSG_READ + k;
+
+		if (n->begin_err & (1u << r))
+			return NULL; /* a request we could not read: no message, the mapping sees none */
+		if (!strcmp(b->names[k], "nEntries"))
+			nentries = (int64_t)n->begin_val[r];
+		names[nf] = b->names[k];
+		if (!(vals[nf++] = is_bool_field(b->names[k]) ? spt_bool(a, n->begin_val[r] != 0)
+							      : spt_int(a, (int64_t)n->begin_val[r])))
+			return NULL;
+	}
+	if (nentries >= 0) {
+		for (unsigned k = 0; k < RR_BEGIN_ENTRY_TERMS && (int64_t)k < nentries; k++) {
+			unsigned r = RR_BEGIN_MSG_READ + 7 + k;
+
+			if (n->begin_err & (1u << r))
+				break;
+			if (!(terms[nt++] = spt_int(a, (int64_t)n->begin_val[r])))
+				return NULL;
+		}
+		names[nf] = "entryTerms";
+		if (!(vals[nf++] = spt_seq(a, terms, nt)))
+			return NULL;
+	}
+	return spt_rec(a, names, vals, nf);
+}
+
+/* args (and the message's fields) from the probe's own reads; the first event of a marked call
+ * also gets step (the action), stepBegin and, for a request handler, stepMsg. */
+static int shape_args(struct collect_shape *cs, struct node *node, const struct rr_probe_info *pi,
+		      const struct msg_kind *mk, int64_t *peer)
 {
 	const char *an[MAX_FIELDS], *fn[MAX_FIELDS];
 	spt_val *av[MAX_FIELDS], *fv[MAX_FIELDS];
@@ -217,6 +263,21 @@ static int shape_args(struct collect_shape *cs, const struct rr_probe_info *pi, 
 			fv[nf++] = v;
 		}
 	}
+	if (node->begin) {
+		spt_val *m = node->begin->nreads ? begin_msg(node, a) : NULL;
+
+		an[na] = "step";
+		if (!(av[na++] = spt_cstr(a, node->begin->step)))
+			return -ENOMEM;
+		an[na] = "stepBegin";
+		if (!(av[na++] = spt_bool(a, true)))
+			return -ENOMEM;
+		if (m) {
+			an[na] = "stepMsg";
+			av[na++] = m;
+		}
+		node->begin = NULL;
+	}
 	if (na && !(cs->args = spt_rec(a, an, av, na)))
 		return -ENOMEM;
 	if (!na)
@@ -240,12 +301,36 @@ int rr_shape_event(void *ctx, struct collect_shape *cs)
 	int r;
 
 	if (!pi) {
-		snprintf(cs->err, sizeof(cs->err), "redisraft shaper: unknown probe id %u", cs->probe_id);
-		return -EPROTO;
+		const struct rr_begin_info *b = rr_begin_info(cs->probe_id);
+
+		if (!b) {
+			snprintf(cs->err, sizeof(cs->err), "redisraft shaper: unknown probe id %u", cs->probe_id);
+			return -EPROTO;
+		}
+		if (!(n = node_of(s, cs->node)))
+			return -ENOMEM;
+		s->st.begins_seen++;
+		if (b->id == RR_P_BECOME_CANDIDATE && n->election_skips_prevote) {
+			n->election_skips_prevote = false;
+			return 1;
+		}
+		n->begin = b;
+		n->begin_err = ev->err;
+		memcpy(n->begin_val, ev->val, sizeof(n->begin_val));
+		return 1;
 	}
 	s->st.probes_seen[pi->id]++;
 	if (!(n = node_of(s, cs->node)))
 		return -ENOMEM;
+	if (pi->id == RR_P_RESTORE) {
+		/* A new process: a call the killed one began never returns. */
+		n->begin = NULL;
+		n->election_skips_prevote = false;
+	}
+	if (pi->id == RR_P_ELECTION)
+		n->election_skips_prevote = !faulted(ev, RS_ARG(0)) && ev->val[RS_ARG(0)] != 0;
+	else if (pi->id == RR_P_BECOME_PRECANDIDATE || pi->id == RR_P_BECOME_CANDIDATE)
+		n->election_skips_prevote = false;
 	if (pi->id == RR_P_APPEND) {
 		/* reads: entryTerm, type, log0, log1: the entry goes at the last index + 1 */
 		last = last_index(ev, 2, 3);
@@ -276,7 +361,7 @@ int rr_shape_event(void *ctx, struct collect_shape *cs)
 	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
 		if (msgs[i].id == pi->id)
 			mk = &msgs[i];
-	if ((r = shape_args(cs, pi, mk, &peer)))
+	if ((r = shape_args(cs, n, pi, mk, &peer)))
 		return r;
 	if (!(cs->state = state_rec(s, n, cs->arena)))
 		return -ENOMEM;

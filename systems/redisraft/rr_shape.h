@@ -16,6 +16,14 @@
  * Role changes: Timeout (raft_election_start: args.preVote), BecomePreCandidate,
  * BecomeCandidate, BecomeLeader, BecomeFollower; ClientRequest (raft_recv_entry: args entryTerm,
  * type, entryId; the entry's index is the state's lastLogIndex), AdvanceCommitIndex (args from, to), VoteFor, UpdateTerm.
+ *
+ * Steps: the first event after a window marker (rr_probes.h) of raft_become_candidate,
+ * raft_become_leader, raft_recv_requestvote, raft_recv_appendentries or raft_recv_entry has
+ * args.step (BecomeCandidate, BecomeLeader, RecvRequestVote, RecvAppendEntries, LogAppend),
+ * args.stepBegin = TRUE and, for the two request handlers, args.stepMsg: the request's fields
+ * (prevote, term, candidateId, lastLogIdx, lastLogTerm; or term, leaderId, msgId, prevLogIdx,
+ * prevLogTerm, leaderCommit, nEntries and entryTerms, the first 13 entries' terms). The call's
+ * return event (HandleRequestVoteRequest, ...) ends the step (systems/redisraft/spec/).
  */
 #ifndef SPECTAP_REDISRAFT_SHAPE_H
 #define SPECTAP_REDISRAFT_SHAPE_H
@@ -31,6 +39,7 @@ struct rr_shape;
 struct rr_shape_stats {
 	uint64_t probes_seen[RR_NPROBES + 1]; /* records per probe id */
 	uint64_t unknown_terms;               /* log entries whose term was not seen */
+	uint64_t begins_seen;                 /* window markers (rr_probes.h) */
 };
 
 int rr_shape_new(struct rr_shape **out, size_t max_log_terms);
