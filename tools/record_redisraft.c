@@ -245,9 +245,9 @@ static int record(struct cli *c, const struct rec_opts *o)
 		for (unsigned k = 1; k <= RR_NPROBES; k++)
 			printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", rr_probe_info(k)->kind, rs->probes_seen[k]);
 		printf("},\"unknown_log_terms\":%" PRIu64 ",\"first_leader\":\"s%d\",\"first_term\":%" PRId64
-		       ",\"leader\":\"s%d\",\"term\":%" PRId64 ",\"writes\":{\"acked\":%u,\"failed\":%u},\"nodes_end\":",
+		       ",\"leader\":\"s%d\",\"term\":%" PRId64 ",\"writes\":{\"acked\":%u,\"failed\":%u,\"unacked\":%u},\"nodes_end\":",
 		       rs->unknown_terms, sc.first_leader + 1, sc.first_term, sc.last_leader + 1, sc.last_term,
-		       sc.writes_acked, sc.writes_failed);
+		       sc.writes_acked, sc.writes_failed, sc.writes_unacked);
 		bad = compare_final(&sc, shape, true, stdout);
 		printf(",\"final_match\":%s}\n", bad ? "false" : "true");
 	} else {
@@ -256,8 +256,8 @@ static int record(struct cli *c, const struct rec_opts *o)
 		       " received, all paired: %s) of %s on %u nodes into %s\n",
 		       st->events, lost, st->sends, st->receives, st->unpaired_receives ? "no" : "yes", o->com.scenario,
 		       o->com.nodes, o->com.out);
-		printf("writes: %u acknowledged, %u failed; %u of %d probes fired\n", sc.writes_acked, sc.writes_failed,
-		       RR_NPROBES - unfired, RR_NPROBES);
+		printf("writes: %u acknowledged, %u failed, %u left unacknowledged on purpose; %u of %d probes fired\n",
+		       sc.writes_acked, sc.writes_failed, sc.writes_unacked, RR_NPROBES - unfired, RR_NPROBES);
 		printf("end state of every live node (term, role, commit, leader) %s INFO raft\n",
 		       bad ? "DIFFERS from" : "agrees with");
 	}

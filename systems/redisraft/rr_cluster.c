@@ -22,7 +22,8 @@ static int fail(struct rr_cluster *c, int err, const char *fmt, ...)
 }
 
 /* redis-cli -p port args...: 0 with o filled (free it), or a negative errno. */
-static int cli(struct rr_cluster *c, unsigned port, const char *const *args, struct sup_output *o)
+static int cli_timeout(struct rr_cluster *c, unsigned port, const char *const *args, unsigned timeout_ms,
+		       struct sup_output *o)
 {
 	const char *argv[16];
 	char p[16], e[SUP_ERR_SIZE];
@@ -37,12 +38,17 @@ static int cli(struct rr_cluster *c, unsigned port, const char *const *args, str
 		argv[k++] = args[i];
 	argv[k] = NULL;
 	memset(o, 0, sizeof(*o));
-	r = sup_run_capture(argv, NULL, CLI_TIMEOUT_MS, o, e);
+	r = sup_run_capture(argv, NULL, timeout_ms, o, e);
 	if (r < 0) {
 		sup_output_free(o);
 		return fail(c, -r, "%s -p %u %s: %s", c->redis_cli, port, args[0], e);
 	}
 	return 0;
+}
+
+static int cli(struct rr_cluster *c, unsigned port, const char *const *args, struct sup_output *o)
+{
+	return cli_timeout(c, port, args, CLI_TIMEOUT_MS, o);
 }
 
 static int start_node(struct rr_cluster *c, unsigned i)
@@ -415,4 +421,19 @@ int rr_cluster_incr(struct rr_cluster *c, unsigned i, const char *key, unsigned 
 	*acked = ok > n ? n : ok;
 	*failed = n - *acked;
 	return 0;
+}
+
+int rr_cluster_write_unacked(struct rr_cluster *c, unsigned i, const char *key, unsigned wait_ms)
+{
+	const char *args[] = {"INCR", key, NULL};
+	struct sup_output o;
+	int r = cli_timeout(c, c->node[i].port, args, wait_ms, &o);
+
+	if (r == -ETIMEDOUT)
+		return 0; /* as expected: the node could not commit it */
+	if (r)
+		return r;
+	sup_output_free(&o);
+	return fail(c, EPROTO, "INCR %s on %s was answered within %u ms: it should have waited for a quorum", key,
+		    c->node[i].name, wait_ms);
 }

@@ -87,6 +87,9 @@ int rr_cluster_pause(struct rr_cluster *c, unsigned i);
 int rr_cluster_resume(struct rr_cluster *c, unsigned i);
 int rr_cluster_restart(struct rr_cluster *c, unsigned i);
 int rr_cluster_pid(struct rr_cluster *c, unsigned i);
+/* Sends one INCR of key to node i, which must not be able to commit it (its peers paused): the
+ * client gives up after wait_ms. 0 when it did; -EPROTO if the write was answered. */
+int rr_cluster_write_unacked(struct rr_cluster *c, unsigned i, const char *key, unsigned wait_ms);
 
 /* n INCRs of key on node i in one redis-cli run (-r n): *acked counts integer replies, *failed
  * the rest (MOVED, errors, no reply). */

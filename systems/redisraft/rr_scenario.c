@@ -107,6 +107,35 @@ static int pause_node(struct rr_scenario *s, unsigned i, unsigned ms)
 	return 0;
 }
 
+/* The leader appends an entry no follower gets, then dies: both followers are killed while it
+ * takes a write (which it cannot commit; the client gives up), it is killed, and they come back
+ * and elect a leader among themselves, whose log holds another entry at that index. When the
+ * old leader then comes back it truncates its log (raft_delete_entry_from_idx). Killed rather
+ * than paused: a paused follower would still read the entry from its socket on resume. */
+static int orphan_entry(struct rr_scenario *s, int *old)
+{
+	char key[40];
+	int r;
+
+	*old = s->last_leader;
+	snprintf(key, sizeof(key), "spectap-orphan-%" PRIu64, s->seed);
+	phase(s, "SIGKILL every follower; one write to the leader %s that it cannot commit; SIGKILL it",
+	      s->cl->node[*old].name);
+	for (unsigned i = 0; i < s->cl->n; i++)
+		if (i != (unsigned)*old && (r = rr_cluster_kill(s->cl, i)))
+			return cfail(s, r, "kill");
+	if ((r = rr_cluster_write_unacked(s->cl, (unsigned)*old, key, 500)))
+		return cfail(s, r, "the orphan write");
+	s->writes_unacked++;
+	if ((r = rr_cluster_kill(s->cl, (unsigned)*old)))
+		return cfail(s, r, "kill");
+	phase(s, "restart the followers on their dirs");
+	for (unsigned i = 0; i < s->cl->n; i++)
+		if (i != (unsigned)*old && (r = rr_cluster_restart(s->cl, i)))
+			return cfail(s, r, "restart");
+	return leader(s, s->last_term, true, "a new leader among the followers");
+}
+
 static int restart(struct rr_scenario *s, unsigned i)
 {
 	int r;
@@ -152,7 +181,7 @@ int rr_scenario_run(struct rr_scenario *s, const char *name)
 		if (!(r = writes(s, 40)))
 			r = pause_node(s, f, 3000);
 	} else if (!strcmp(name, "leader-restart")) {
-		if (!(r = writes(s, 40)) && !(r = kill_leader(s, &who)) && !(r = restart(s, (unsigned)who)))
+		if (!(r = writes(s, 40)) && !(r = orphan_entry(s, &who)) && !(r = restart(s, (unsigned)who)))
 			r = writes(s, 40);
 	} else if (!strcmp(name, "random")) {
 		for (int k = 0; k < 3 && !r; k++) {

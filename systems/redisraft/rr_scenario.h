@@ -34,6 +34,7 @@ struct rr_scenario {
 	int first_leader, last_leader; /* node indexes */
 	int64_t first_term, last_term;
 	unsigned writes_acked, writes_failed;
+	unsigned writes_unacked; /* sent to a leader that could not commit them (leader-restart) */
 	struct rr_info final[RR_MAX_NODES];
 	char err[RR_ERR_SIZE + 128];
 };

@@ -22,10 +22,15 @@ run_status 1 "$T/o" "$T/e" "$SPECTAP" record redisraft --module "$T/stripped.so"
 check_contains "no debug info is named" "$T/e" "no DWARF debug info"
 
 # Each scenario: no loss, every receive paired with its send, the end state equal to INFO raft,
-# nothing left running; across them every probe fires (raft.delete only on a log conflict).
+# nothing left running, every acknowledged write committed on a quorum, every window of the
+# benchmark's actions passing RedisRaft.tla; across them every probe fires.
+SPEC=systems/redisraft/spec/RedisRaft.tla
+MAP=systems/redisraft/spec/RrBenchMap.tla
 hits="$T/hits"
+actions="$T/actions"
 : >"$hits"
-for sc in initial-election leader-kill leader-restart follower-pause; do
+: >"$actions"
+for sc in initial-election steady-writes leader-kill follower-pause leader-restart random; do
 	run_status 0 "$T/$sc.json" "$T/$sc.err" "$SPECTAP" record redisraft --scenario "$sc" --seed 7 -o "$T/$sc.spt" --json
 	check_eq "$sc: nothing lost" 0 "$(jq .lost "$T/$sc.json")"
 	check_eq "$sc: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/$sc.json")"
@@ -38,17 +43,41 @@ for sc in initial-election leader-kill leader-restart follower-pause; do
 	check_eq "$sc: the trace says nothing was lost" 0 "$(jq .lost "$T/$sc.stat")"
 	check_eq "$sc: the trace's receives all paired" 0 "$(jq .messages.unpaired_receives "$T/$sc.stat")"
 	jq -r '.probe_hits | to_entries[] | select(.value > 0) | .key' "$T/$sc.json" >>"$hits"
+	# Acknowledged writes: each a normal entry a leader appended (ClientRequest) that a quorum
+	# of the nodes held committed (commitIndex past its index, its term there).
+	"$SPECTAP" export --to json "$T/$sc.spt" -o "$T/$sc.ndjson" 2>"$T/e"
+	jq -n -c -f tests/cli/redisraft_quorum.jq "$T/$sc.ndjson" >"$T/$sc.q"
+	acked=$(jq .writes.acked "$T/$sc.json")
+	check "$sc: every acknowledged write ($acked) is a ClientRequest committed on a quorum ($(cat "$T/$sc.q"))" \
+		test "$(jq .on_quorum "$T/$sc.q")" -ge "$acked"
+	# The windows of the benchmark's actions all pass the spec written from the code.
+	run_status 0 "$T/$sc.chk" "$T/e" "$SPECTAP" check --map "$MAP" --spec "$SPEC" "$T/$sc.spt" --json --max-failures 100
+	check_eq "$sc: every window passes RedisRaft.tla" "" \
+		"$(jq -r '.actions | to_entries[] | select(.value.passed != .value.windows) | "\(.key) \(.value.passed)/\(.value.windows)"' "$T/$sc.chk")"
+	echo "  $sc: $(jq -r '[.actions | to_entries[] | "\(.key) \(.value.passed)/\(.value.windows)"] | join(", ")' "$T/$sc.chk")"
+	jq -r '.actions | to_entries[] | select(.value.windows > 0) | .key' "$T/$sc.chk" >>"$actions"
 done
 for k in $(jq -r '.probe_hits | keys[]' "$T/leader-kill.json"); do
-	[ "$k" = raft.delete ] && continue
 	check "probe $k fired in some scenario" grep -qx "$k" "$hits"
+done
+for a in ElectionTimeout BecomeCandidate BecomeLeader RecvRequestVote RecvAppendEntries LogAppend; do
+	check "benchmark action $a has windows" grep -qx "$a" "$actions"
 done
 check_eq "leader-kill: a new leader in a higher term" true \
 	"$(jq '.term > .first_term and .leader != .first_leader' "$T/leader-kill.json")"
 check_eq "leader-kill: the writes were acknowledged" 80 "$(jq .writes.acked "$T/leader-kill.json")"
-# Every acknowledged write is a ClientRequest (plus the joins' and no-ops' entries).
-n=$("$SPECTAP" dump --kind ClientRequest "$T/leader-kill.spt" | wc -l)
-check "leader-kill: a ClientRequest per acknowledged write" test "$n" -ge 80
 "$SPECTAP" dump --kind Timeout "$T/leader-kill.spt" >"$T/timeout"
 check_contains "leader-kill: the election timeout says it starts a pre-vote" "$T/timeout" "preVote |-> TRUE"
+# leader-restart: the old leader comes back with an entry nobody else has and cuts it.
+check_eq "leader-restart: one write left unacknowledged on the cut-off leader" 1 "$(jq .writes.unacked "$T/leader-restart.json")"
+check_eq "leader-restart: the returning node truncates its log" true "$(jq '.probe_hits["raft.delete"] >= 1' "$T/leader-restart.json")"
+check_eq "leader-restart: the orphan entry is not on a quorum" 1 \
+	"$(jq '.entries - .on_quorum' "$T/leader-restart.q")"
+check_eq "leader-restart: three restarts" 3 "$("$SPECTAP" dump --kind Restart "$T/leader-restart.spt" | wc -l | tr -d ' ')"
+# spectap windows writes one file per action, the same windows check counted.
+run_status 0 "$T/w.json" "$T/e" "$SPECTAP" windows --map "$MAP" --spec "$SPEC" "$T/random.spt" -o "$T/w" --json
+check_eq "windows and check agree on the count" "$(jq '[.actions[].windows] | add' "$T/random.chk")" "$(jq .windows "$T/w.json")"
+check "a window file for AppendEntries" test -s "$T/w/RecvAppendEntries.ndjson"
+check_eq "a RecvAppendEntries window: whole-cluster states, the request as input" "s1,s2,s3 true" \
+	"$(head -1 "$T/w/RecvAppendEntries.ndjson" | jq -r '"\(.pre_state.currentTerm | keys | join(",")) \(.input | has("prevLogIdx"))"')"
 finish
