@@ -391,6 +391,15 @@ $(BUILD)/bench/bench_etcd_replay: bench/bench_etcd_replay.c $(CAPTURE_OBJ) $(BUI
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
 		$(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
 
+# The cost of capturing RedisRaft (issue 7): write throughput with and without probes.
+BENCH_BIN += $(BUILD)/bench/bench_redisraft
+$(BUILD)/bench/bench_redisraft: bench/bench_redisraft.c bench/bench_capture.c bench/bench_etcd.h $(CAPTURE_OBJ) \
+		$(BUILD)/libprobes.a $(BUILD)/libcbin.a $(BUILD)/libspectap.a $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ bench/bench_redisraft.c bench/bench_capture.c $(CAPTURE_OBJ) \
+		$(BUILD)/libprobes.a $(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) \
+		-lcapstone -lpthread $(C_LIBS)
+
 # Its probe target: a Go program, built offline like putload.
 $(BUILD)/bench/hitloop: bench/go/hitloop/main.go
 	@mkdir -p $(@D)

@@ -2,6 +2,8 @@
  * writer, shaper, collector options and drain period, so that what the bench measures is what a
  * recording costs. The trace goes to a temporary file, removed at the end. */
 #include <errno.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,42 @@
 
 #include "bench_etcd.h"
 #include "shape.h"
+
+double bench_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double bench_cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+double bench_thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double bench_median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 struct capture {
 	struct uprobe_loader *l;
@@ -70,10 +108,13 @@ int capture_start(struct capture **out, const struct capture_cfg *cfg, char *err
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = cfg->etcd_shape };
+	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = cfg->etcd_shape || cfg->shape };
 	if (cfg->etcd_shape) {
 		co.shape = etcd_shape_event;
 		co.shape_ctx = c->shape;
+	} else if (cfg->shape) {
+		co.shape = cfg->shape;
+		co.shape_ctx = cfg->shape_ctx;
 	}
 	if ((rc = collect_new(c->w, cfg->table, c->l, &co, &c->col, err, errlen)))
 		goto fail;

@@ -37,6 +37,8 @@ struct capture_cfg {
 	void *ctx;
 	const struct collect_table *table;
 	bool etcd_shape;       /* etcd_shape_event as the shaper (and named_pids_only) */
+	collect_shape_fn shape; /* or another system's shaper (with named_pids_only) */
+	void *shape_ctx;
 	unsigned log_terms;    /* the shaper's max_log_terms (0: its default) */
 	bool defer_drain;      /* no drain thread: the ring fills until capture_stop drains it */
 	const char *system;    /* the trace header's */
@@ -85,7 +87,7 @@ int bench_puts(const struct bench_opts *o, struct puts_summary *s);
 int bench_hits(const struct bench_opts *o, struct hits_summary *s);
 int bench_rate(const struct bench_opts *o);
 
-/* Helpers (bench_etcd.c). */
+/* Helpers (bench_capture.c). */
 double bench_now_s(void);
 double bench_cpu_s(void); /* this process, user + system */
 double bench_thread_cpu_s(void); /* the calling thread */

@@ -20,6 +20,11 @@ struct node {
 	uint64_t state;
 	int64_t *terms; /* terms[i]: entry i + 1; 0 = unknown */
 	size_t nterms, cap;
+	/* The logTerms value, rebuilt only when the log changed: most events leave it as it was,
+	 * and building a long sequence per event cost most of the collector's time. */
+	struct spt_arena log_arena;
+	spt_val *log_val;
+	bool log_dirty;
 	/* The marker of the call whose first event is still to come (rr_probes.h), with its reads. */
 	const struct rr_begin_info *begin;
 	uint64_t begin_val[UPROBE_MAX_READS];
@@ -51,6 +56,7 @@ void rr_shape_free(struct rr_shape *s)
 	for (size_t i = 0; i < s->nn; i++) {
 		free(s->n[i].name);
 		free(s->n[i].terms);
+		spt_arena_fini(&s->n[i].log_arena);
 	}
 	free(s->n);
 	free(s);
@@ -76,6 +82,7 @@ static struct node *node_of(struct rr_shape *s, const char *name)
 	if (!(s->n[s->nn].name = strdup(name)))
 		return NULL;
 	s->n[s->nn].voted_for = s->n[s->nn].leader = -1;
+	spt_arena_init(&s->n[s->nn].log_arena);
 	return &s->n[s->nn++];
 }
 
@@ -112,6 +119,7 @@ static int log_resize(struct rr_shape *s, struct node *n, size_t len)
 		s->st.unknown_terms++;
 	}
 	n->nterms = len;
+	n->log_dirty = true;
 	return 0;
 }
 
@@ -135,32 +143,49 @@ static spt_val *node_name(struct spt_arena *a, int64_t id)
 	return spt_cstr(a, b);
 }
 
-static spt_val *state_rec(struct rr_shape *s, struct node *n, struct spt_arena *a)
+static spt_val *terms_seq(struct spt_arena *a, const int64_t *t, size_t k)
 {
-	const char *names[9] = {"term", "role", "votedFor", "commitIndex", "lastLogIndex", "lastLogTerm",
-				"leaderId", "logTerms", "logTermsFrom"};
-	spt_val *v[9];
-	size_t k = n->nterms > s->max_log_terms ? s->max_log_terms : n->nterms, from = n->nterms - k;
-	spt_val **t = spt_arena_alloc(a, (k ? k : 1) * sizeof(*t));
+	spt_val **e = spt_arena_alloc(a, (k ? k : 1) * sizeof(*e));
 
-	if (!t)
+	if (!e)
 		return NULL;
 	for (size_t i = 0; i < k; i++)
-		if (!(t[i] = spt_int(a, n->terms[from + i])))
+		if (!(e[i] = spt_int(a, t[i])))
 			return NULL;
-	v[0] = spt_int(a, n->term);
-	v[1] = spt_cstr(a, rr_role_name(n->state));
-	v[2] = node_name(a, n->voted_for);
-	v[3] = spt_int(a, n->commit);
-	v[4] = spt_int(a, (int64_t)n->nterms);
-	v[5] = spt_int(a, n->nterms ? n->terms[n->nterms - 1] : 0);
-	v[6] = node_name(a, n->leader);
-	v[7] = spt_seq(a, t, k);
-	v[8] = spt_int(a, (int64_t)from + 1);
-	for (int i = 0; i < 9; i++)
+	return spt_seq(a, e, k);
+}
+
+/* In canonical (sorted) field order: the trace then stores a state as the fields that changed. */
+static spt_val *state_rec(struct rr_shape *s, struct node *n, struct spt_arena *a)
+{
+	const char *names[9] = {"commitIndex", "lastLogIndex", "lastLogTerm", "leaderId", "logTerms",
+				"logTermsFrom", "role", "term", "votedFor"};
+	spt_val *v[9];
+	size_t k = n->nterms > s->max_log_terms ? s->max_log_terms : n->nterms, from = n->nterms - k, nv = 0;
+
+	if (n->log_dirty || !n->log_val) {
+		spt_arena_reset(&n->log_arena);
+		if (!(n->log_val = terms_seq(&n->log_arena, n->terms + from, k)))
+			return NULL;
+		n->log_dirty = false;
+	}
+	v[nv++] = spt_int(a, n->commit);
+	v[nv++] = spt_int(a, (int64_t)n->nterms);
+	v[nv++] = spt_int(a, n->nterms ? n->terms[n->nterms - 1] : 0);
+	v[nv++] = node_name(a, n->leader);
+	v[nv++] = n->log_val;
+	if (from)
+		v[nv++] = spt_int(a, (int64_t)from + 1);
+	names[nv] = "role";
+	v[nv++] = spt_cstr(a, rr_role_name(n->state));
+	names[nv] = "term";
+	v[nv++] = spt_int(a, n->term);
+	names[nv] = "votedFor";
+	v[nv++] = node_name(a, n->voted_for);
+	for (size_t i = 0; i < nv; i++)
 		if (!v[i])
 			return NULL;
-	return spt_rec(a, names, v, from ? 9 : 8);
+	return spt_rec(a, names, v, nv);
 }
 
 struct msg_kind {
@@ -340,13 +365,16 @@ int rr_shape_event(void *ctx, struct collect_shape *cs)
 			return r;
 		s->st.unknown_terms--; /* the entry just added is known */
 		n->terms[last] = (int64_t)ev->val[0];
+		n->log_dirty = true;
 		return 1;
 	}
 	if (pi->id == RR_P_DELETE) {
 		int64_t from = (int64_t)ev->val[0];
 
-		if (!faulted(ev, 0) && from >= 1 && (size_t)from - 1 < n->nterms)
+		if (!faulted(ev, 0) && from >= 1 && (size_t)from - 1 < n->nterms) {
 			n->nterms = (size_t)from - 1;
+			n->log_dirty = true;
+		}
 		return 1;
 	}
 	/* The state every event probe reads first. */

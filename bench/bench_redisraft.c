@@ -1,0 +1,212 @@
+/* bench_redisraft: what capturing RedisRaft with spectap's probes costs in write throughput and
+ * latency (issue 7). One 3-node cluster of the module on loopback; rounds of one run without
+ * probes and one with `spectap record redisraft`'s capture chain attached (loader, the DWARF
+ * probe set, the RedisRaft shaper, the collector draining every 10 ms into a temporary .spt),
+ * the order alternating; each run is redis-benchmark's INCR against the leader.
+ *
+ *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8]
+ *
+ * Needs root (BPF), redis-server and redis-benchmark. Exit status: 0 done, 1 failed, 2 usage. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_etcd.h"
+#include "rr_cluster.h"
+#include "rr_probes.h"
+#include "rr_shape.h"
+
+#define MAX_ROUNDS 20
+
+struct opts {
+	const char *module;
+	unsigned rounds, requests, clients;
+};
+
+struct run {
+	double rps, p50_ms, p99_ms;
+	uint64_t events, lost;
+	double collector_cpu_s;
+};
+
+static int usage(const char *msg)
+{
+	fprintf(stderr, "bench_redisraft: %s\nusage: bench_redisraft --module PATH [--rounds N] [--requests N] "
+			"[--clients N]\n", msg);
+	return 2;
+}
+
+static int attach(void *ctx, struct uprobe_loader *l, char *err, size_t errlen)
+{
+	return rr_probes_attach(l, ctx, NULL, NULL, err, errlen);
+}
+
+/* redis-benchmark's CSV row for INCR: "INCR","rps","avg","min","p50","p95","p99","max". */
+static int load(struct rr_cluster *cl, unsigned leader, const struct opts *o, struct run *r)
+{
+	char port[16], n[16], c[16], e[SUP_ERR_SIZE];
+	const char *argv[] = {"redis-benchmark", "-p", port, "-n", n, "-c", c, "-t", "incr", "--csv", NULL};
+	struct sup_output out;
+	int rc;
+
+	snprintf(port, sizeof(port), "%u", cl->node[leader].port);
+	snprintf(n, sizeof(n), "%u", o->requests);
+	snprintf(c, sizeof(c), "%u", o->clients);
+	if ((rc = sup_run_capture(argv, NULL, 300000, &out, e)) < 0) {
+		fprintf(stderr, "bench_redisraft: redis-benchmark: %s\n", e);
+		return rc;
+	}
+	const char *row = strstr(out.out ? out.out : "", "\"INCR\"");
+	double avg, min, p95;
+	if (!row || sscanf(row, "\"INCR\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\",\"%lf\"", &r->rps, &avg, &min,
+			   &r->p50_ms, &p95, &r->p99_ms) != 6) {
+		fprintf(stderr, "bench_redisraft: redis-benchmark printed no INCR row:\n%s\n", out.out ? out.out : "");
+		sup_output_free(&out);
+		return -EPROTO;
+	}
+	sup_output_free(&out);
+	return 0;
+}
+
+static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o, bool probes, struct run *r)
+{
+	static const char *const nodes[] = {"s1", "s2", "s3"};
+	char err[1024] = "";
+	struct rr_shape *shape = NULL;
+	struct capture *cap = NULL;
+	struct capture_result cr;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (probes) {
+		if ((rc = rr_shape_new(&shape, 0)))
+			return rc;
+		struct capture_cfg cfg = {.attach = attach, .ctx = (void *)o->module, .table = rr_probe_table(),
+					  .shape = rr_shape_event, .shape_ctx = shape, .system = "redisraft",
+					  .nodes = nodes, .n_nodes = cl->n};
+		if ((rc = capture_start(&cap, &cfg, err, sizeof(err)))) {
+			fprintf(stderr, "bench_redisraft: probes: %s\n", err);
+			rr_shape_free(shape);
+			return rc;
+		}
+		for (unsigned i = 0; i < cl->n; i++)
+			capture_name(cap, rr_cluster_pid(cl, i), cl->node[i].name);
+	}
+	rc = load(cl, leader, o, r);
+	if (cap) {
+		int src = capture_stop(cap, &cr, err, sizeof(err));
+		if (src)
+			fprintf(stderr, "bench_redisraft: collector: %s\n", err);
+		r->events = cr.events;
+		r->lost = cr.lost;
+		r->collector_cpu_s = cr.cpu_s;
+		rc = rc ? rc : src;
+	}
+	rr_shape_free(shape);
+	return rc;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {{"module", required_argument, NULL, 'm'},
+					   {"rounds", required_argument, NULL, 'r'},
+					   {"requests", required_argument, NULL, 'n'},
+					   {"clients", required_argument, NULL, 'c'},
+					   {"help", no_argument, NULL, 'h'},
+					   {NULL, 0, NULL, 0}};
+	int ch;
+
+	*o = (struct opts){.module = getenv("SPECTAP_REDISRAFT_MODULE"), .rounds = 5, .requests = 4000, .clients = 8};
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		char *end;
+		unsigned long v = 0;
+
+		if (ch == 'h')
+			return usage("what writing costs with and without spectap's probes");
+		if (ch == 'm') {
+			o->module = optarg;
+			continue;
+		}
+		if (ch == '?')
+			return usage("unknown option");
+		v = strtoul(optarg, &end, 10);
+		if (*end || v == 0 || v > 10000000)
+			return usage("counts are positive integers");
+		if (ch == 'r')
+			o->rounds = v > MAX_ROUNDS ? MAX_ROUNDS : (unsigned)v;
+		else if (ch == 'n')
+			o->requests = (unsigned)v;
+		else
+			o->clients = (unsigned)v;
+	}
+	if (!o->module || !*o->module)
+		return usage("--module PATH (or SPECTAP_REDISRAFT_MODULE) names the redisraft.so");
+	if (access(o->module, R_OK))
+		return usage("--module: the file cannot be read");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct rr_cluster cl;
+	struct run off[MAX_ROUNDS], on[MAX_ROUNDS];
+	double v[6][MAX_ROUNDS];
+	char dir[] = "/tmp/spectap-bench-rr-XXXXXX";
+	int rc, leader = 0;
+
+	if ((rc = parse(argc, argv, &o)))
+		return rc;
+	if (!mkdtemp(dir)) {
+		perror("bench_redisraft: mkdtemp");
+		return 1;
+	}
+	memset(&cl, 0, sizeof(cl));
+	struct rr_cluster_opts co = {.work_dir = dir, .module = o.module, .nodes = 3};
+	if ((rc = rr_cluster_start(&cl, &co)) ||
+	    (rc = rr_cluster_wait_leader(&cl, 20000, 0, true, &leader, NULL))) {
+		fprintf(stderr, "bench_redisraft: cluster: %s\n", cl.err);
+		goto out;
+	}
+	printf("redisraft: %s, 3 nodes on 127.0.0.1, leader %s; redis-benchmark INCR, %u requests, %u clients; "
+	       "%u rounds of one run without and one with probes, alternating which goes first\n",
+	       o.module, cl.node[leader].name, o.requests, o.clients, o.rounds);
+	struct run warm;
+	if ((rc = run_once(&cl, (unsigned)leader, &o, false, &warm)))
+		goto out;
+	for (unsigned r = 0; r < o.rounds; r++) {
+		for (int k = 0; k < 2; k++) {
+			bool probes = (k == 0) == (r % 2 == 1);
+			if ((rc = run_once(&cl, (unsigned)leader, &o, probes, probes ? &on[r] : &off[r])))
+				goto out;
+		}
+		printf("  round %u: off %7.0f writes/s p50 %.2f p99 %.2f ms | on %7.0f writes/s p50 %.2f p99 %.2f ms "
+		       "(%" PRIu64 " events, %" PRIu64 " lost, collector %.2f s CPU) | on/off %.3f\n",
+		       r + 1, off[r].rps, off[r].p50_ms, off[r].p99_ms, on[r].rps, on[r].p50_ms, on[r].p99_ms,
+		       on[r].events, on[r].lost, on[r].collector_cpu_s, on[r].rps / off[r].rps);
+		v[0][r] = off[r].rps;
+		v[1][r] = on[r].rps;
+		v[2][r] = on[r].rps / off[r].rps;
+		v[3][r] = off[r].p50_ms;
+		v[4][r] = on[r].p50_ms;
+		v[5][r] = on[r].p99_ms / (off[r].p99_ms > 0 ? off[r].p99_ms : 1);
+	}
+	double offp99[MAX_ROUNDS], onp99[MAX_ROUNDS];
+	for (unsigned r = 0; r < o.rounds; r++) {
+		offp99[r] = off[r].p99_ms;
+		onp99[r] = on[r].p99_ms;
+	}
+	printf("median: off %.0f writes/s, on %.0f writes/s: on/off %.3f (throughput loss %.1f%%); p50 %.2f -> %.2f ms, "
+	       "p99 %.2f -> %.2f ms\n",
+	       bench_median(v[0], o.rounds), bench_median(v[1], o.rounds), bench_median(v[2], o.rounds),
+	       100.0 * (1.0 - bench_median(v[2], o.rounds)), bench_median(v[3], o.rounds), bench_median(v[4], o.rounds),
+	       bench_median(offp99, o.rounds), bench_median(onp99, o.rounds));
+out:
+	rr_cluster_stop(&cl);
+	sup_rm_rf(dir);
+	return rc ? 1 : 0;
+}
