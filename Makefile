@@ -140,7 +140,7 @@ C_SRC  := $(wildcard probes/c/*.c)
 C_HDR  := $(wildcard probes/c/*.h)
 C_OBJ  := $(patsubst probes/c/%.c,$(BUILD)/rel/cbin/%.o,$(C_SRC))
 C_SOBJ := $(patsubst probes/c/%.c,$(BUILD)/san/cbin/%.o,$(C_SRC))
-C_LIBS := -ldw -lelf
+C_LIBS := -ldw -lelf -lcapstone
 
 $(C_OBJ): $(BUILD)/rel/cbin/%.o: probes/c/%.c $(C_HDR) $(PROBE_HDR)
 	@mkdir -p $(@D)

@@ -92,5 +92,7 @@ double bench_now_s(void);
 double bench_cpu_s(void); /* this process, user + system */
 double bench_thread_cpu_s(void); /* the calling thread */
 double bench_median(double *v, size_t n); /* sorts v */
+double bench_stat_cpu_s(const char *path); /* utime + stime of a /proc stat file (0: gone) */
+double bench_proc_cpu_s(int pid);
 
 #endif

@@ -54,30 +54,6 @@ static int attach_etcd(void *ctx, struct uprobe_loader *l, char *err, size_t err
 	return etcd_probes_attach(l, a->etcd, &a->sites, err, errlen);
 }
 
-/* utime + stime of a /proc stat file, in seconds (0 when it is gone). */
-static double stat_cpu_s(const char *path)
-{
-	char buf[1024];
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')'); /* the command may hold spaces */
-	unsigned long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double proc_cpu_s(int pid)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	return stat_cpu_s(path);
-}
-
 /* CPU of this process's threads other than the main one: the collector's drain thread, which
  * the process total (capture_result.cpu_s) mixes with the main thread's polling and stop. */
 static double drain_threads_cpu_s(void)
@@ -90,7 +66,7 @@ static double drain_threads_cpu_s(void)
 		if (tid <= 0 || tid == getpid())
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-		s += stat_cpu_s(path);
+		s += bench_stat_cpu_s(path);
 	}
 	if (d)
 		closedir(d);
@@ -101,7 +77,7 @@ static double members_cpu_s(struct etcd_cluster *cl)
 {
 	double s = 0;
 	for (unsigned i = 0; i < cl->n; i++)
-		s += proc_cpu_s(etcd_cluster_pid(cl, i));
+		s += bench_proc_cpu_s(etcd_cluster_pid(cl, i));
 	return s;
 }
 

@@ -4,7 +4,7 @@
  * probe set, the RedisRaft shaper, the collector draining every 10 ms into a temporary .spt),
  * the order alternating; each run is redis-benchmark's INCR against the leader.
  *
- *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8]
+ *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8] [--log-terms 1000]
  *
  * Needs root (BPF), redis-server and redis-benchmark. Exit status: 0 done, 1 failed, 2 usage. */
 #include <errno.h>
@@ -25,10 +25,12 @@
 struct opts {
 	const char *module;
 	unsigned rounds, requests, clients;
+	unsigned log_terms; /* the shaper's (0: record's default, 1000) */
 };
 
 struct run {
 	double rps, p50_ms, p99_ms;
+	double redis_cpu_s; /* the three servers' CPU over the run */
 	uint64_t events, lost;
 	double collector_cpu_s;
 };
@@ -36,7 +38,7 @@ struct run {
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_redisraft: %s\nusage: bench_redisraft --module PATH [--rounds N] [--requests N] "
-			"[--clients N]\n", msg);
+			"[--clients N] [--log-terms N]\n", msg);
 	return 2;
 }
 
@@ -83,7 +85,7 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 
 	memset(r, 0, sizeof(*r));
 	if (probes) {
-		if ((rc = rr_shape_new(&shape, 0)))
+		if ((rc = rr_shape_new(&shape, o->log_terms)))
 			return rc;
 		struct capture_cfg cfg = {.attach = attach, .ctx = (void *)o->module, .table = rr_probe_table(),
 					  .shape = rr_shape_event, .shape_ctx = shape, .system = "redisraft",
@@ -96,7 +98,13 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 		for (unsigned i = 0; i < cl->n; i++)
 			capture_name(cap, rr_cluster_pid(cl, i), cl->node[i].name);
 	}
+	double cpu0 = 0;
+	for (unsigned i = 0; i < cl->n; i++)
+		cpu0 += bench_proc_cpu_s(rr_cluster_pid(cl, i));
 	rc = load(cl, leader, o, r);
+	for (unsigned i = 0; i < cl->n; i++)
+		r->redis_cpu_s += bench_proc_cpu_s(rr_cluster_pid(cl, i));
+	r->redis_cpu_s -= cpu0;
 	if (cap) {
 		int src = capture_stop(cap, &cr, err, sizeof(err));
 		if (src)
@@ -105,6 +113,14 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 		r->lost = cr.lost;
 		r->collector_cpu_s = cr.cpu_s;
 		rc = rc ? rc : src;
+	}
+	if (shape && !rc) {
+		const struct rr_shape_stats *st = rr_shape_stats(shape);
+		printf("    records per write:");
+		for (unsigned k = 1; k <= RR_NPROBES; k++)
+			if (st->probes_seen[k])
+				printf(" %s %.2f", rr_probe_info(k)->kind, (double)st->probes_seen[k] / o->requests);
+		printf(", call markers %.2f\n", (double)st->begins_seen / o->requests);
 	}
 	rr_shape_free(shape);
 	return rc;
@@ -116,6 +132,7 @@ static int parse(int argc, char **argv, struct opts *o)
 					   {"rounds", required_argument, NULL, 'r'},
 					   {"requests", required_argument, NULL, 'n'},
 					   {"clients", required_argument, NULL, 'c'},
+					   {"log-terms", required_argument, NULL, 'l'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	int ch;
@@ -140,6 +157,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->rounds = v > MAX_ROUNDS ? MAX_ROUNDS : (unsigned)v;
 		else if (ch == 'n')
 			o->requests = (unsigned)v;
+		else if (ch == 'l')
+			o->log_terms = (unsigned)v;
 		else
 			o->clients = (unsigned)v;
 	}
@@ -155,7 +174,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct rr_cluster cl;
 	struct run off[MAX_ROUNDS], on[MAX_ROUNDS];
-	double v[6][MAX_ROUNDS];
+	double v[6][MAX_ROUNDS], cpu[4][MAX_ROUNDS];
 	char dir[] = "/tmp/spectap-bench-rr-XXXXXX";
 	int rc, leader = 0;
 
@@ -173,8 +192,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	printf("redisraft: %s, 3 nodes on 127.0.0.1, leader %s; redis-benchmark INCR, %u requests, %u clients; "
-	       "%u rounds of one run without and one with probes, alternating which goes first\n",
-	       o.module, cl.node[leader].name, o.requests, o.clients, o.rounds);
+	       "%u rounds of one run without and one with probes, alternating which goes first; states keep "
+	       "%u log terms\n",
+	       o.module, cl.node[leader].name, o.requests, o.clients, o.rounds, o.log_terms ? o.log_terms : 1000);
 	struct run warm;
 	if ((rc = run_once(&cl, (unsigned)leader, &o, false, &warm)))
 		goto out;
@@ -184,10 +204,18 @@ int main(int argc, char **argv)
 			if ((rc = run_once(&cl, (unsigned)leader, &o, probes, probes ? &on[r] : &off[r])))
 				goto out;
 		}
-		printf("  round %u: off %7.0f writes/s p50 %.2f p99 %.2f ms | on %7.0f writes/s p50 %.2f p99 %.2f ms "
-		       "(%" PRIu64 " events, %" PRIu64 " lost, collector %.2f s CPU) | on/off %.3f\n",
-		       r + 1, off[r].rps, off[r].p50_ms, off[r].p99_ms, on[r].rps, on[r].p50_ms, on[r].p99_ms,
-		       on[r].events, on[r].lost, on[r].collector_cpu_s, on[r].rps / off[r].rps);
+		double n = o.requests;
+		printf("  round %u: off %6.0f writes/s p50 %.2f p99 %.2f ms, redis %.0f us/write | on %6.0f writes/s "
+		       "p50 %.2f p99 %.2f ms, redis %.0f us/write, collector %.1f us/event (%" PRIu64 " events, %.1f "
+		       "per write, %" PRIu64 " lost) | on/off %.3f\n",
+		       r + 1, off[r].rps, off[r].p50_ms, off[r].p99_ms, 1e6 * off[r].redis_cpu_s / n, on[r].rps,
+		       on[r].p50_ms, on[r].p99_ms, 1e6 * on[r].redis_cpu_s / n,
+		       on[r].events ? 1e6 * on[r].collector_cpu_s / (double)on[r].events : 0, on[r].events,
+		       (double)on[r].events / n, on[r].lost, on[r].rps / off[r].rps);
+		cpu[0][r] = 1e6 * off[r].redis_cpu_s / n;
+		cpu[1][r] = 1e6 * on[r].redis_cpu_s / n;
+		cpu[2][r] = on[r].events ? 1e6 * on[r].collector_cpu_s / (double)on[r].events : 0;
+		cpu[3][r] = 1e6 * on[r].collector_cpu_s / n;
 		v[0][r] = off[r].rps;
 		v[1][r] = on[r].rps;
 		v[2][r] = on[r].rps / off[r].rps;
@@ -205,6 +233,11 @@ int main(int argc, char **argv)
 	       bench_median(v[0], o.rounds), bench_median(v[1], o.rounds), bench_median(v[2], o.rounds),
 	       100.0 * (1.0 - bench_median(v[2], o.rounds)), bench_median(v[3], o.rounds), bench_median(v[4], o.rounds),
 	       bench_median(offp99, o.rounds), bench_median(onp99, o.rounds));
+	printf("median CPU: redis %.0f -> %.0f us per write (the probes: +%.0f), collector %.1f us per event, %.0f us "
+	       "per write\n",
+	       bench_median(cpu[0], o.rounds), bench_median(cpu[1], o.rounds),
+	       bench_median(cpu[1], o.rounds) - bench_median(cpu[0], o.rounds), bench_median(cpu[2], o.rounds),
+	       bench_median(cpu[3], o.rounds));
 out:
 	rr_cluster_stop(&cl);
 	sup_rm_rf(dir);

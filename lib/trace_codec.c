@@ -325,17 +325,34 @@ static int key_cmp(spt_val *a, spt_val *b)
  * Computed once per event for both the delta and the kept copy: comparing a long value (a log)
  * that stays the same was most of the writer's time, and it was done twice. */
 struct prev_match {
-	int32_t *same; /* state->n entries */
+	int32_t *same;   /* state->n entries */
+	int32_t *keyed;  /* state->n entries: prev's field with the same key, or -1 */
+	int32_t *keep;   /* state->n entries: a sequence edit keeps that many of prev's elements, or -1 */
 	uint32_t *gone, ngone, changed;
 };
+
+/* A changed sequence that starts with most of the previous one (a log that grew or was cut)
+ * is written as an edit (SeqEdit) when it keeps at least this many elements. */
+#define SEQ_EDIT_MIN_KEEP 8
+
+/* How many leading elements a and b share. */
+static uint32_t common_prefix(spt_val *a, spt_val *b)
+{
+	uint32_t n = a->n < b->n ? a->n : b->n, k = 0;
+	while (k < n && spt_value_eq(a->u.elems[k], b->u.elems[k]))
+		k++;
+	return k;
+}
 
 static bool match_prev(struct encoder *e, spt_val *prev, spt_val *state, struct prev_match *m)
 {
 	uint32_t n = state->n, i = 0, j = 0;
 	m->same = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->same));
+	m->keyed = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->keyed));
+	m->keep = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->keep));
 	m->gone = spt_arena_alloc(e->a, (prev->n + 1) * sizeof(*m->gone));
 	m->ngone = m->changed = 0;
-	if (!m->same || !m->gone) {
+	if (!m->same || !m->keyed || !m->keep || !m->gone) {
 		e->oom = true;
 		return false;
 	}
@@ -343,7 +360,16 @@ static bool match_prev(struct encoder *e, spt_val *prev, spt_val *state, struct 
 		int c = i == prev->n ? 1 : j == n ? -1 : key_cmp(prev->u.fn.keys[i], state->u.fn.keys[j]);
 		if (c < 0) {
 			m->gone[m->ngone++] = i++;
-		} else if (c > 0 || !spt_value_eq(prev->u.fn.vals[i], state->u.fn.vals[j])) {
+			continue;
+		}
+		m->keyed[j] = c == 0 ? (int32_t)i : -1;
+		m->keep[j] = -1;
+		if (c > 0 || !spt_value_eq(prev->u.fn.vals[i], state->u.fn.vals[j])) {
+			if (c == 0 && prev->u.fn.vals[i]->kind == SPT_SEQ && state->u.fn.vals[j]->kind == SPT_SEQ) {
+				uint32_t k = common_prefix(prev->u.fn.vals[i], state->u.fn.vals[j]);
+				if (k >= SEQ_EDIT_MIN_KEEP)
+					m->keep[j] = (int32_t)k;
+			}
 			m->same[j++] = -1;
 			m->changed++;
 			i += c == 0;
@@ -366,7 +392,9 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, const struct prev_
 	spt_val **k = spt_arena_alloc(e->a, (n + 1) * sizeof(*k));
 	spt_val **v = spt_arena_alloc(e->a, (n + 1) * sizeof(*v));
 	uint32_t *gone = spt_arena_alloc(e->a, (m->ngone + 1) * sizeof(*gone));
-	if (!k || !v || !gone) {
+	Spectap__Trace__SeqEdit **edits = spt_arena_alloc(e->a, (n + 1) * sizeof(*edits));
+	size_t nedits = 0;
+	if (!k || !v || !gone || !edits) {
 		e->oom = true;
 		return false;
 	}
@@ -375,10 +403,24 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, const struct prev_
 	for (uint32_t j = 0; j < n; j++) {
 		if (m->same[j] >= 0)
 			continue;
+		if (m->keep[j] >= 0) {
+			spt_val *nv = state->u.fn.vals[j];
+			uint32_t keep = (uint32_t)m->keep[j];
+			Spectap__Trace__SeqEdit *ed;
+			ENC_NEW(e, ed, Spectap__Trace__SeqEdit, SPECTAP__TRACE__SEQ_EDIT__INIT);
+			if (!ed || !(ed->tail = enc_values(e, nv->u.elems + keep, nv->n - keep)))
+				return false;
+			ed->key = enc_strval(e, state->u.fn.keys[j]);
+			ed->keep = keep;
+			edits[nedits++] = ed;
+			continue;
+		}
 		k[changed] = state->u.fn.keys[j];
 		v[changed++] = state->u.fn.vals[j];
 	}
-	*same = changed == 0 && m->ngone == 0;
+	*same = changed == 0 && nedits == 0 && m->ngone == 0;
+	pe->n_state_seq = nedits;
+	pe->state_seq = edits;
 	pe->state_delta = true;
 	pe->n_state_removed = m->ngone;
 	pe->state_removed = gone;
@@ -390,6 +432,20 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, const struct prev_
 		pe->state = enc_rec(e, &sub);
 	}
 	return true;
+}
+
+/* The kept copy of a sequence written as an edit: prev's first keep elements (already copies),
+ * then copies of the new ones. */
+static spt_val *kept_edit(struct encoder *e, spt_val *prev, uint32_t keep, spt_val *now)
+{
+	spt_val **el = spt_arena_alloc(e->strs, (now->n ? now->n : 1) * sizeof(*el));
+	if (!el)
+		return NULL;
+	memcpy(el, prev->u.elems, keep * sizeof(*el));
+	for (uint32_t t = keep; t < now->n; t++)
+		if (!(el[t] = spt_value_clone(e->strs, now->u.elems[t])))
+			return NULL;
+	return spt_seq_adopt(e->strs, el, now->n);
 }
 
 /* A copy of state in e->strs for the next delta that shares with prev (already a copy) every
@@ -407,7 +463,10 @@ static spt_val *keep_state(struct encoder *e, spt_val *prev, const struct prev_m
 	for (uint32_t j = 0; j < n; j++) {
 		int32_t i = m->same[j];
 		k[j] = i >= 0 ? prev->u.fn.keys[i] : spt_value_clone(e->strs, state->u.fn.keys[j]);
-		v[j] = i >= 0 ? prev->u.fn.vals[i] : spt_value_clone(e->strs, state->u.fn.vals[j]);
+		if (i < 0 && m->keep[j] >= 0)
+			v[j] = kept_edit(e, prev->u.fn.vals[m->keyed[j]], (uint32_t)m->keep[j], state->u.fn.vals[j]);
+		else
+			v[j] = i >= 0 ? prev->u.fn.vals[i] : spt_value_clone(e->strs, state->u.fn.vals[j]);
 		if (!k[j] || !v[j])
 			return NULL;
 	}
@@ -717,10 +776,53 @@ int dec_fields(struct decoder *d, const Spectap__Trace__Fields *f, int depth, sp
 			return -EBADMSG;                                                           \
 	} while (0)
 
+/* The sequence edits of pe (SeqEdit) as fields added to *delta: each base's value of its key,
+ * cut to keep elements, then its tail. */
+static int apply_seq_edits(struct decoder *d, spt_val *base, const Spectap__Trace__Event *pe, spt_val **delta)
+{
+	uint32_t nd = *delta ? (*delta)->n : 0, n = 0;
+	size_t ne = pe->n_state_seq;
+	spt_val **k = spt_arena_alloc(d->a, (nd + ne + 1) * sizeof(*k));
+	spt_val **v = spt_arena_alloc(d->a, (nd + ne + 1) * sizeof(*v));
+	if (!k || !v)
+		return -ENOMEM;
+	if (!base || base->kind != SPT_REC || (*delta && (*delta)->kind != SPT_REC))
+		return -EBADMSG; /* an edit of a state the node did not have */
+	for (uint32_t i = 0; i < nd; i++) {
+		k[n] = (*delta)->u.fn.keys[i];
+		v[n++] = (*delta)->u.fn.vals[i];
+	}
+	for (size_t x = 0; x < ne; x++) {
+		const Spectap__Trace__SeqEdit *ed = pe->state_seq[x];
+		if (ed->key >= d->n || !ed->tail)
+			return -EBADMSG;
+		spt_val *key = d->strs[ed->key], *old = spt_rec_get(base, key->u.s);
+		if (!old || old->kind != SPT_SEQ || ed->keep > old->n || ed->tail->n_e > UINT32_MAX - ed->keep)
+			return -EBADMSG;
+		spt_val **tail, **el = spt_arena_alloc(d->a, (ed->keep + ed->tail->n_e + 1) * sizeof(*el));
+		int rc;
+		if (!el)
+			return -ENOMEM;
+		if ((rc = dec_elems(d, ed->tail, 0, &tail)))
+			return rc;
+		memcpy(el, old->u.elems, ed->keep * sizeof(*el));
+		memcpy(el + ed->keep, tail, ed->tail->n_e * sizeof(*el));
+		k[n] = key;
+		if (!(v[n++] = spt_seq_adopt(d->a, el, ed->keep + (uint32_t)ed->tail->n_e)))
+			return -ENOMEM;
+	}
+	bool dup;
+	*delta = spt_fun_adopt(d->a, k, v, n, &dup);
+	return *delta ? 0 : dup ? -EBADMSG : -ENOMEM;
+}
+
 /* *state holds the changed fields; merges them into base, less the removed ones. */
 static int apply_state_delta(struct decoder *d, spt_val *base, const Spectap__Trace__Event *pe,
 			     spt_val **state)
 {
+	int rc;
+	if (pe->n_state_seq && (rc = apply_seq_edits(d, base, pe, state)))
+		return rc;
 	spt_val *delta = *state;
 	uint32_t nb = base ? base->n : 0, nd = delta ? delta->n : 0;
 	if ((base && base->kind != SPT_REC) || (delta && delta->kind != SPT_REC))
@@ -780,6 +882,8 @@ int dec_event(struct decoder *d, const Spectap__Trace__Event *pe, uint64_t ts_ba
 	if ((rc = dec_fields(d, pe->args, 0, &ev->args)) || (rc = dec_fields(d, pe->state, 0, &ev->state)) ||
 	    (rc = dec_fields(d, pe->meta, 0, &ev->meta)))
 		return rc;
+	if (pe->n_state_seq && !pe->state_delta)
+		return -EBADMSG;
 	if (pe->state_delta && (rc = apply_state_delta(d, p->state, pe, &ev->state)))
 		return rc;
 	p->seq = ev->seq;

@@ -340,9 +340,9 @@ static int read_header(struct spt_reader *r, struct spt_diag *d)
 		diag(d, "%s: not a spectap trace (no spectap magic frame at byte 0)", r->path);
 		return -EBADMSG;
 	}
-	if (version != SPT_FORMAT_VERSION) {
-		diag(d, "%s: trace format version %u, this spectap reads version %u", r->path, version,
-		     SPT_FORMAT_VERSION);
+	if (version < SPT_FORMAT_VERSION_MIN || version > SPT_FORMAT_VERSION) {
+		diag(d, "%s: trace format version %u, this spectap reads versions %u to %u", r->path, version,
+		     SPT_FORMAT_VERSION_MIN, SPT_FORMAT_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	uint64_t off = SPT_MAGIC_FRAME_LEN;

@@ -8,7 +8,10 @@
 
 #include "spectap/value.h"
 
-#define SPT_FORMAT_VERSION 1
+/* The version this spectap writes; it reads every version from SPT_FORMAT_VERSION_MIN up.
+ * 2: sequence edits (SeqEdit) in state deltas. */
+#define SPT_FORMAT_VERSION 2
+#define SPT_FORMAT_VERSION_MIN 1
 
 enum spt_msg_dir {
 	SPT_MSG_SEND = 1,

@@ -184,8 +184,10 @@ static bool is_named_type(int tag)
 }
 
 /* Indexes die and its children: top-level subprograms and named types, and the origin of
- * every inlined call site anywhere. */
-static int index_die(struct cbin *c, Dwarf_Die *die, bool top, struct index_caps *caps)
+ * every inlined call site anywhere but inside the function's own out-of-line copy (gcc splits a
+ * function and inlines a part back into itself: the calls still go through that copy's entry).
+ * encl: the origin of the top-level subprogram die is in. */
+static int index_die(struct cbin *c, Dwarf_Die *die, bool top, Dwarf_Off encl, struct index_caps *caps)
 {
 	Dwarf_Die child;
 	int tag = dwarf_tag(die), ret = 0;
@@ -196,7 +198,7 @@ static int index_die(struct cbin *c, Dwarf_Die *die, bool top, struct index_caps
 
 		if (dwarf_attr(die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &o)) {
 			Dwarf_Off off = dwarf_dieoffset(&o);
-			if (push((void **)&c->inl, &c->ninl, &caps->inl, sizeof(off), &off))
+			if (off != encl && push((void **)&c->inl, &c->ninl, &caps->inl, sizeof(off), &off))
 				return -ENOMEM;
 		}
 	} else if (top && tag == DW_TAG_subprogram) {
@@ -211,6 +213,7 @@ static int index_die(struct cbin *c, Dwarf_Die *die, bool top, struct index_caps
 			e.origin = e.off; /* the abstract instance itself: inlined sites point here */
 		if (e.name && push((void **)&c->funcs, &c->nfuncs, &caps->funcs, sizeof(e), &e))
 			return -ENOMEM;
+		encl = e.origin ? e.origin : e.off;
 	} else if (top && is_named_type(tag)) {
 		struct cbin_ent e = {.name = dwarf_diename(die), .off = dwarf_dieoffset(die)};
 
@@ -227,7 +230,7 @@ static int index_die(struct cbin *c, Dwarf_Die *die, bool top, struct index_caps
 		int t = dwarf_tag(&child);
 
 		if (t == DW_TAG_inlined_subroutine || t == DW_TAG_lexical_block || t == DW_TAG_subprogram)
-			ret = index_die(c, &child, false, caps);
+			ret = index_die(c, &child, false, encl, caps);
 	} while (!ret && dwarf_siblingof(&child, &child) == 0);
 	return ret;
 }
@@ -243,7 +246,7 @@ static int index_dwarf(struct cbin *c, char *errbuf)
 
 		if (dwarf_offdie(c->dw, off + hsize, &cu) && dwarf_child(&cu, &die) == 0) {
 			do {
-				if (index_die(c, &die, true, &caps)) {
+				if (index_die(c, &die, true, 0, &caps)) {
 					cbin_err(errbuf, "%s: out of memory indexing its debug info", c->base);
 					return -ENOMEM;
 				}

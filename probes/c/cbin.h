@@ -121,6 +121,26 @@ int cbin_field(const struct cbin *c, const char *type, const char *path, struct 
 int cbin_field_in(const struct cbin *c, const struct cbin_type *t, const char *path, struct cbin_field *fld,
 		  char *errbuf);
 
+/* The direct call sites of f: every call (and tail jmp) to its entry from another function,
+ * ascending, as virtual addresses and file offsets. A call site is where an entry probe's reads
+ * hold (the arguments are in their registers, rsp points 8 bytes higher than at the entry: stack
+ * reads need -8 (CBIN_CALLSITE_STACK_ADJ)), and the kernel emulates a call where it must
+ * single-step most first instructions (a `mov`, a `cmp`), about 3x cheaper on this VM. The
+ * sites cover every call only when address_taken is 0: f's address is in no instruction
+ * operand but a direct call and in no relocation (a function pointer, the GOT, the PLT). */
+struct cbin_sites {
+	size_t n;
+	uint64_t *va, *off;
+	int address_taken;
+};
+#define CBIN_CALLSITE_STACK_ADJ (-8)
+int cbin_call_sites(const struct cbin *c, const struct cbin_func *f, struct cbin_sites *s, char *errbuf);
+void cbin_sites_free(struct cbin_sites *s);
+/* 1 when f starts with a 5-byte nop (`nopl 0(%rax,%rax,1)`, with any displacement: what
+ * clang's -fpatchable-function-entry=5 puts there): the kernel turns a uprobe on it into a
+ * call, no trap, the cheapest site there is (docs/systems/redisraft.md). */
+int cbin_entry_is_nop5(const struct cbin *c, const struct cbin_func *f);
+
 /* One uprobe read of expr at f's entry, or at its return:
  *   expr  := name ( "->" field | "." field | "[" N "]" )*
  *   name  := a parameter of f, or "return": the return value (rax) in a return probe.

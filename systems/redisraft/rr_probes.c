@@ -10,13 +10,15 @@
 enum site { ENTRY, RET };
 
 /* A probe: its function, site, and the expressions of its own reads (after the state). A return
- * probe reads its function's parameters from the stash its entry saved (parameter k in slot k);
- * "old_commit" is stash slot 2 of raft_set_commit_idx (me->commit_idx at the entry). */
+ * probe reads its function's parameters from the stash its entry saved (parameter k in slot k). */
 struct probe_def {
 	struct rr_probe_info info;
 	enum site site;
 	int with_state;
 	const char *expr[12];
+	/* An entry probe on a function whose first instruction the kernel single-steps: attached
+	 * at its direct call sites instead when they are all its calls (cbin_call_sites). */
+	int callsites;
 };
 
 #define MSG_RV "prevote", "term", "candidateId", "lastLogIdx", "lastLogTerm"
@@ -55,7 +57,10 @@ static const struct probe_def defs[RR_NPROBES] = {
 		/* RedisRaft passes no response (r is NULL): the entry's index is the post-state's lastLogIndex. */
 	{{RR_P_RECV_ENTRY, "raft_recv_entry", "ClientRequest", 4, {"type", "entryId", "entryTerm", "ret"}}, RET, 1,
 	 {"ety->type", "ety->id", "ety->term", "return"}},
-	{{RR_P_COMMIT, "raft_set_commit_idx", "AdvanceCommitIndex", 2, {"to", "from"}}, RET, 1, {"idx", "old_commit"}},
+	/* `mov %rsi,0x20(%rdi); ret`: both single-stepped, on every node for every write. At the
+	 * call: the state before, the new commit index (the shaper applies it) and the old one. */
+	{{RR_P_COMMIT, "raft_set_commit_idx", "AdvanceCommitIndex", 2, {"to", "from"}}, ENTRY, 1,
+	 {"idx", "me->commit_idx"}, 1},
 	{{RR_P_VOTE, "raft_vote_for_nodeid", "VoteFor", 2, {"nodeId", "ret"}}, RET, 1, {"nodeid", "return"}},
 	{{RR_P_TERM, "raft_set_current_term", "UpdateTerm", 2, {"term", "ret"}}, RET, 1, {"term", "return"}},
 	{{RR_P_APPEND, "raft_append_entry", "raft.append", 4, {"entryTerm", "type", "log0", "log1"}}, ENTRY, 0,
@@ -212,13 +217,6 @@ static int build_read(const struct cbin *c, const struct cbin_func *f, const str
 	memset(r, 0, sizeof(*r));
 	if (!strcmp(expr, "log0") || !strcmp(expr, "log1"))
 		return log_read(c, f, ret ? 0 : -1, o, expr[3] - '0', r, err);
-	if (!strcmp(expr, "old_commit")) {
-		r->src = UPROBE_SRC_STASH;
-		r->src_off = 2;
-		r->kind = UPROBE_READ_VALUE;
-		r->size = 8;
-		return 0;
-	}
 	if (ret && strcmp(expr, "return") && slot < 0) {
 		snprintf(err, CBIN_ERRBUF_SIZE, "%s: %s names no stashed parameter", f->name, expr);
 		return -EINVAL;
@@ -258,8 +256,7 @@ static int build_spec(const struct cbin *c, const struct cbin_func *f, const str
 	return 0;
 }
 
-/* The stashing entry of a return probe: the first parameters (up to 3), and for
- * raft_set_commit_idx the commit index before the call. */
+/* The stashing entry of a return probe: its first parameters (up to 4). */
 static int build_stash(const struct cbin *c, const struct cbin_func *f, const struct probe_def *d,
 		       struct probe_spec *s, char *err)
 {
@@ -271,11 +268,6 @@ static int build_stash(const struct cbin *c, const struct cbin_func *f, const st
 	for (unsigned k = 0; k < f->nparams && k < UPROBE_MAX_STASH; k++)
 		if ((r = cbin_read(c, f, f->params[k].name, -1, &s->reads[s->nreads++], err)))
 			return r;
-	if (d->info.id == RR_P_COMMIT) {
-		if ((r = cbin_read(c, f, "me->commit_idx", -1, &s->reads[2], err)))
-			return r;
-		s->nreads = 3;
-	}
 	s->nstash = (uint8_t)s->nreads;
 	const struct rr_begin_info *b = rr_begin_info(RR_P_STASH_BASE + d->info.id);
 	if (!b)
@@ -287,6 +279,41 @@ static int build_stash(const struct cbin *c, const struct cbin_func *f, const st
 		if ((r = cbin_read(c, f, b->expr[k], -1, &s->reads[s->nreads++], err)))
 			return r;
 	return 0;
+}
+
+/* Attaches entry probe d at every direct call site of f. Returns the sites attached, 0 when
+ * they do not cover every call (f's address is taken, or nothing calls it directly) or f starts
+ * with a 5-byte nop (the caller then attaches at the entry), or a negative errno with err
+ * filled. */
+static int attach_callsites(struct uprobe_loader *l, const struct cbin *c, const struct cbin_func *f,
+			    const struct probe_def *d, const struct probe_spec *spec, const char *module, char *err)
+{
+	struct cbin_sites cs;
+	struct probe_spec at = *spec;
+	int r;
+
+	if (cbin_entry_is_nop5(c, f))
+		return 0; /* the entry is cheaper still */
+	if ((r = cbin_call_sites(c, f, &cs, err)))
+		return r;
+	if (cs.address_taken || !cs.n) {
+		cbin_sites_free(&cs);
+		return 0;
+	}
+	/* rsp is 8 bytes higher at the call than at the entry (no return address yet). */
+	for (unsigned i = 0; i < at.nreads; i++)
+		if (at.reads[i].src == UPROBE_SRC_STACK)
+			at.reads[i].src_off += CBIN_CALLSITE_STACK_ADJ;
+	for (size_t i = 0; i < cs.n; i++)
+		if ((r = uprobe_attach(l, module, cs.off[i], d->info.id, &at, -1))) {
+			snprintf(err, CBIN_ERRBUF_SIZE, "%s (call site %zu of %s)", uprobe_loader_error(l), i + 1,
+				 d->info.func);
+			cbin_sites_free(&cs);
+			return r;
+		}
+	r = (int)cs.n;
+	cbin_sites_free(&cs);
+	return r;
 }
 
 int rr_probes_attach(struct uprobe_loader *l, const char *module, unsigned *entry_sites, unsigned *ret_sites,
@@ -309,10 +336,30 @@ int rr_probes_attach(struct uprobe_loader *l, const char *module, unsigned *entr
 
 		if ((r = cbin_func_find(c, d->info.func, &f, e)))
 			goto out;
+		if (f.ninlined) {
+			/* Its inlined copies would run without the probe: events lost unseen. */
+			snprintf(e, sizeof(e), "%s: %s is inlined at %u call sites in this build, where a probe on its entry "
+				 "would miss its calls; build the module with gcc as docs/systems/redisraft.md "
+				 "says (or add -fno-inline-functions)", cbin_path(c), f.name, f.ninlined);
+			r = -ENOTSUP;
+			goto out;
+		}
 		if ((r = build_spec(c, &f, d, &o, &s, e))) {
 			snprintf(err, errlen, "probe %s on %s: %s", d->info.kind, d->info.func, e);
 			cbin_close(c);
 			return r;
+		}
+		if (d->callsites) {
+			int k = attach_callsites(l, c, &f, d, &s, module, e);
+			if (k < 0) {
+				r = k;
+				goto out;
+			}
+			if (k > 0) {
+				n += (unsigned)k;
+				ne += (unsigned)k;
+				continue;
+			}
 		}
 		if ((r = uprobe_attach(l, module, f.file_off, d->info.id, &s, -1)))
 			goto attach_failed;

@@ -13,7 +13,9 @@
  *   raft_recv_appendentries           return   HandleAppendEntriesRequest, SendAppendEntriesResponse
  *   raft_recv_appendentries_response  return   HandleAppendEntriesResponse
  *   raft_recv_entry                   return   ClientRequest
- *   raft_set_commit_idx               return   AdvanceCommitIndex (args from, to)
+ *   raft_set_commit_idx               calls    AdvanceCommitIndex (args from, to): at its direct
+ *                                              call sites (its first instruction would be
+ *                                              single-stepped), or its entry if it has others
  *   raft_vote_for_nodeid              return   VoteFor
  *   raft_set_current_term             return   UpdateTerm
  *   raft_append_entry                 entry    (internal: the log's entry terms)

@@ -383,6 +383,8 @@ int rr_shape_event(void *ctx, struct collect_shape *cs)
 	n->commit = (int64_t)ev->val[RS_COMMIT];
 	n->state = ev->val[RS_STATE];
 	n->leader = (int64_t)ev->val[RS_LEADER];
+	if (pi->id == RR_P_COMMIT && !faulted(ev, RS_ARG(0)))
+		n->commit = (int64_t)ev->val[RS_ARG(0)]; /* read at the call: the index it sets */
 	last = last_index(ev, RS_LOG0, RS_LOG1);
 	if (last >= 0 && (size_t)last != n->nterms && (r = log_resize(s, n, (size_t)last)))
 		return r;

@@ -152,6 +152,42 @@ static void test_functions(void)
 	cbin_close(c);
 }
 
+/* Direct call sites (what objdump shows), the recursive call left out, a function whose address
+ * is taken said to be; a call site probe reads the arguments as the entry's would. */
+static void test_call_sites(void)
+{
+	char err[CBIN_ERRBUF_SIZE];
+	struct cbin *c = NULL;
+	struct cbin_func f;
+	struct cbin_sites cs;
+
+	CHECKF(cbin_open(target, &c, err) == 0, "%s", err);
+	if (!c)
+		return;
+	CHECKF(cbin_func_find(c, "raft_append_entry", &f, err) == 0, "%s", err);
+	CHECKF(cbin_call_sites(c, &f, &cs, err) == 0, "%s", err);
+	CHECKF(cs.n == 1 && !cs.address_taken, "raft_append_entry: %zu sites, taken %d", cs.n, cs.address_taken);
+	if (cs.n == 1) {
+		uint8_t op = 0;
+		int fd = open(target, O_RDONLY);
+		CHECK(fd >= 0 && pread(fd, &op, 1, (off_t)cs.off[0]) == 1 && op == 0xe8); /* call rel32 */
+		if (fd >= 0)
+			close(fd);
+		CHECK(cs.va[0] != f.entry);
+	}
+	cbin_sites_free(&cs);
+	CHECKF(cbin_func_find(c, "raft_depth", &f, err) == 0, "%s", err);
+	CHECKF(cbin_call_sites(c, &f, &cs, err) == 0, "%s", err);
+	CHECKF(cs.n == 1 && !cs.address_taken, "raft_depth (calls itself once): %zu sites", cs.n);
+	cbin_sites_free(&cs);
+	CHECKF(cbin_func_find(c, "raft_both_ways", &f, err) == 0, "%s", err);
+	CHECKF(cbin_call_sites(c, &f, &cs, err) == 0, "%s", err);
+	CHECKF(cs.address_taken, "raft_both_ways is called through raft_both_ways_ptr: %zu sites", cs.n);
+	cbin_sites_free(&cs);
+	CHECK(!cbin_entry_is_nop5(c, &f));
+	cbin_close(c);
+}
+
 static void expect_err(int got, int want, const char *err, const char *msg)
 {
 	CHECKF(got == want, "got %d, want %d (%s)", got, want, err);
@@ -686,6 +722,7 @@ int main(int argc, char **argv)
 
 	RUN(test_fields_match_offsetof);
 	RUN(test_functions);
+	RUN(test_call_sites);
 	RUN(test_errors);
 	RUN(test_shared_object);
 	RUN(test_probes);
