@@ -400,6 +400,15 @@ $(BUILD)/bench/bench_redisraft: bench/bench_redisraft.c bench/bench_capture.c be
 		$(BUILD)/libprobes.a $(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) \
 		-lcapstone -lpthread $(C_LIBS)
 
+# What a uprobe hit costs by the site's first instruction, on a C target of ours.
+BENCH_BIN += $(BUILD)/bench/bench_sites $(BUILD)/bench/sites
+$(BUILD)/bench/bench_sites: bench/bench_sites.c $(BUILD)/libprobes.a $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(BUILD)/libprobes.a $(BPF_LIBS)
+$(BUILD)/bench/sites: bench/targets/sites.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $<
+
 # Its probe target: a Go program, built offline like putload.
 $(BUILD)/bench/hitloop: bench/go/hitloop/main.go
 	@mkdir -p $(@D)

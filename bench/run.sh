@@ -5,7 +5,8 @@
 # /usr/bin/etcd, skipped with a message otherwise, or with BENCH_ETCD=0); then the ZooKeeper capture
 # (issue 3): build/bench/bench_emit and build/bench/bench_zk_election (about 4 minutes; needs root
 # and /usr/share/java/zookeeper.jar, skipped with a message otherwise, or with BENCH_ZK=0;
-# BENCH_ZK_RUNS runs per configuration, default 10).
+# BENCH_ZK_RUNS runs per configuration, default 10); then build/bench/bench_redisraft, the cost of
+# capturing RedisRaft (issue 7, about 1 minute; needs SPECTAP_REDISRAFT_MODULE, else skipped).
 #	BUILD=build sh bench/run.sh [events]
 set -eu
 build=${BUILD:-build}
@@ -103,4 +104,26 @@ else
 	# The demo's parts timed, and the faithful spec's check speed on real captures (issue 5).
 	BUILD="$build" sh bench/bench_zk_demo.sh 3 || { echo "bench: bench_zk_demo failed" >&2; exit 1; }
 	echo "bench_zk: load $(cut -d' ' -f1-3 /proc/loadavg) after"
+fi
+
+# What a uprobe hit costs by the site's first instruction (issues 6 and 7), about 1 minute.
+if [ "$(id -u)" = 0 ]; then
+	"$build/bench/bench_sites" --rounds 3 || { echo "bench: bench_sites failed" >&2; exit 1; }
+else
+	echo "bench_sites: skipped (needs root)"
+fi
+
+# The RedisRaft capture (issue 7): write throughput, latency and CPU per write with and without
+# probes, on the module SPECTAP_REDISRAFT_MODULE names (RedisRaft is not packaged: a user's own
+# build; skipped with a message without one, or with BENCH_RR=0).
+if [ "${BENCH_RR:-1}" = 0 ]; then
+	echo "bench_redisraft: skipped (BENCH_RR=0)"
+elif [ -z "${SPECTAP_REDISRAFT_MODULE:-}" ] || [ ! -r "${SPECTAP_REDISRAFT_MODULE:-}" ] || [ "$(id -u)" != 0 ] ||
+	! command -v redis-benchmark >/dev/null; then
+	echo "bench_redisraft: skipped (needs root, redis-benchmark and SPECTAP_REDISRAFT_MODULE naming a redisraft.so built with -g)"
+else
+	echo "bench_redisraft: load $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+	"$build/bench/bench_redisraft" --rounds "${BENCH_RR_ROUNDS:-5}" ||
+		{ echo "bench: bench_redisraft failed" >&2; exit 1; }
+	echo "bench_redisraft: load $(cut -d' ' -f1-3 /proc/loadavg) after"
 fi

@@ -328,20 +328,42 @@ struct prev_match {
 	int32_t *same;   /* state->n entries */
 	int32_t *keyed;  /* state->n entries: prev's field with the same key, or -1 */
 	int32_t *keep;   /* state->n entries: a sequence edit keeps that many of prev's elements, or -1 */
+	uint32_t *skip;  /* state->n entries: ... from that position on */
 	uint32_t *gone, ngone, changed;
 };
 
-/* A changed sequence that starts with most of the previous one (a log that grew or was cut)
- * is written as an edit (SeqEdit) when it keeps at least this many elements. */
+/* A changed sequence that starts with most of the previous one (a log that grew or was cut),
+ * or with most of it from a few elements on (a window of a log's last terms that moved), is
+ * written as an edit (SeqEdit) when it keeps at least this many elements. */
 #define SEQ_EDIT_MIN_KEEP 8
+#define SEQ_EDIT_MAX_SKIP 8
 
-/* How many leading elements a and b share. */
-static uint32_t common_prefix(spt_val *a, spt_val *b)
+/* How many leading elements of b equal a's from position skip on. */
+static uint32_t common_prefix(spt_val *a, uint32_t skip, spt_val *b)
 {
-	uint32_t n = a->n < b->n ? a->n : b->n, k = 0;
-	while (k < n && spt_value_eq(a->u.elems[k], b->u.elems[k]))
+	uint32_t n = a->n - skip < b->n ? a->n - skip : b->n, k = 0;
+	while (k < n && spt_value_eq(a->u.elems[skip + k], b->u.elems[k]))
 		k++;
 	return k;
+}
+
+/* The edit that keeps the most of prev (at least SEQ_EDIT_MIN_KEEP), trying the first few
+ * starting positions; false when there is none. */
+static bool seq_edit(spt_val *prev, spt_val *now, uint32_t *skip, uint32_t *keep)
+{
+	uint32_t best = 0, at = 0;
+	for (uint32_t s = 0; s <= SEQ_EDIT_MAX_SKIP && s < prev->n; s++) {
+		uint32_t k = common_prefix(prev, s, now);
+		if (k > best) {
+			best = k;
+			at = s;
+		}
+		if (best == now->n || best >= prev->n - s)
+			break; /* nothing longer to find */
+	}
+	*skip = at;
+	*keep = best;
+	return best >= SEQ_EDIT_MIN_KEEP;
 }
 
 static bool match_prev(struct encoder *e, spt_val *prev, spt_val *state, struct prev_match *m)
@@ -350,9 +372,10 @@ static bool match_prev(struct encoder *e, spt_val *prev, spt_val *state, struct 
 	m->same = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->same));
 	m->keyed = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->keyed));
 	m->keep = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->keep));
+	m->skip = spt_arena_alloc(e->a, (n + 1) * sizeof(*m->skip));
 	m->gone = spt_arena_alloc(e->a, (prev->n + 1) * sizeof(*m->gone));
 	m->ngone = m->changed = 0;
-	if (!m->same || !m->keyed || !m->keep || !m->gone) {
+	if (!m->same || !m->keyed || !m->keep || !m->skip || !m->gone) {
 		e->oom = true;
 		return false;
 	}
@@ -365,10 +388,11 @@ static bool match_prev(struct encoder *e, spt_val *prev, spt_val *state, struct 
 		m->keyed[j] = c == 0 ? (int32_t)i : -1;
 		m->keep[j] = -1;
 		if (c > 0 || !spt_value_eq(prev->u.fn.vals[i], state->u.fn.vals[j])) {
-			if (c == 0 && prev->u.fn.vals[i]->kind == SPT_SEQ && state->u.fn.vals[j]->kind == SPT_SEQ) {
-				uint32_t k = common_prefix(prev->u.fn.vals[i], state->u.fn.vals[j]);
-				if (k >= SEQ_EDIT_MIN_KEEP)
-					m->keep[j] = (int32_t)k;
+			uint32_t sk, k;
+			if (c == 0 && prev->u.fn.vals[i]->kind == SPT_SEQ && state->u.fn.vals[j]->kind == SPT_SEQ &&
+			    seq_edit(prev->u.fn.vals[i], state->u.fn.vals[j], &sk, &k)) {
+				m->keep[j] = (int32_t)k;
+				m->skip[j] = sk;
 			}
 			m->same[j++] = -1;
 			m->changed++;
@@ -412,6 +436,7 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, const struct prev_
 				return false;
 			ed->key = enc_strval(e, state->u.fn.keys[j]);
 			ed->keep = keep;
+			ed->skip = m->skip[j];
 			edits[nedits++] = ed;
 			continue;
 		}
@@ -434,14 +459,14 @@ static bool enc_state_delta(struct encoder *e, spt_val *prev, const struct prev_
 	return true;
 }
 
-/* The kept copy of a sequence written as an edit: prev's first keep elements (already copies),
- * then copies of the new ones. */
-static spt_val *kept_edit(struct encoder *e, spt_val *prev, uint32_t keep, spt_val *now)
+/* The kept copy of a sequence written as an edit: keep of prev's elements from skip on
+ * (already copies), then copies of the new ones. */
+static spt_val *kept_edit(struct encoder *e, spt_val *prev, uint32_t skip, uint32_t keep, spt_val *now)
 {
 	spt_val **el = spt_arena_alloc(e->strs, (now->n ? now->n : 1) * sizeof(*el));
 	if (!el)
 		return NULL;
-	memcpy(el, prev->u.elems, keep * sizeof(*el));
+	memcpy(el, prev->u.elems + skip, keep * sizeof(*el));
 	for (uint32_t t = keep; t < now->n; t++)
 		if (!(el[t] = spt_value_clone(e->strs, now->u.elems[t])))
 			return NULL;
@@ -464,7 +489,8 @@ static spt_val *keep_state(struct encoder *e, spt_val *prev, const struct prev_m
 		int32_t i = m->same[j];
 		k[j] = i >= 0 ? prev->u.fn.keys[i] : spt_value_clone(e->strs, state->u.fn.keys[j]);
 		if (i < 0 && m->keep[j] >= 0)
-			v[j] = kept_edit(e, prev->u.fn.vals[m->keyed[j]], (uint32_t)m->keep[j], state->u.fn.vals[j]);
+			v[j] = kept_edit(e, prev->u.fn.vals[m->keyed[j]], m->skip[j], (uint32_t)m->keep[j],
+					 state->u.fn.vals[j]);
 		else
 			v[j] = i >= 0 ? prev->u.fn.vals[i] : spt_value_clone(e->strs, state->u.fn.vals[j]);
 		if (!k[j] || !v[j])
@@ -797,7 +823,8 @@ static int apply_seq_edits(struct decoder *d, spt_val *base, const Spectap__Trac
 		if (ed->key >= d->n || !ed->tail)
 			return -EBADMSG;
 		spt_val *key = d->strs[ed->key], *old = spt_rec_get(base, key->u.s);
-		if (!old || old->kind != SPT_SEQ || ed->keep > old->n || ed->tail->n_e > UINT32_MAX - ed->keep)
+		if (!old || old->kind != SPT_SEQ || ed->skip > old->n || ed->keep > old->n - ed->skip ||
+		    ed->tail->n_e > UINT32_MAX - ed->keep)
 			return -EBADMSG;
 		spt_val **tail, **el = spt_arena_alloc(d->a, (ed->keep + ed->tail->n_e + 1) * sizeof(*el));
 		int rc;
@@ -805,7 +832,7 @@ static int apply_seq_edits(struct decoder *d, spt_val *base, const Spectap__Trac
 			return -ENOMEM;
 		if ((rc = dec_elems(d, ed->tail, 0, &tail)))
 			return rc;
-		memcpy(el, old->u.elems, ed->keep * sizeof(*el));
+		memcpy(el, old->u.elems + ed->skip, ed->keep * sizeof(*el));
 		memcpy(el + ed->keep, tail, ed->tail->n_e * sizeof(*el));
 		k[n] = key;
 		if (!(v[n++] = spt_seq_adopt(d->a, el, ed->keep + (uint32_t)ed->tail->n_e)))

@@ -738,7 +738,8 @@ static void test_odd_events(void)
 	spt_arena_fini(&a);
 }
 
-/* A state whose log grows, is cut and grows again is written as sequence edits (format 2) and
+/* A state whose log grows, is cut and grows again, or is a window that moves on, is written as
+ * sequence edits (format 2) and
  * reads back exactly; the file is smaller than one that writes every log whole. */
 static spt_val *log_state(struct spt_arena *a, const int64_t *terms, size_t n, int64_t commit)
 {
@@ -779,6 +780,7 @@ static void test_seq_edits(void)
 	size_t len = LEN;
 	for (size_t i = 0; i < LEN + N; i++)
 		terms[i] = (int64_t)(i / 50) + 1;
+	size_t from = 0;
 	for (size_t i = 0; i < N; i++) {
 		const char *node = i % 2 ? "n2" : "n1";
 		if (i == 150)
@@ -787,10 +789,12 @@ static void test_seq_edits(void)
 			terms[len - 1] = 99; /* the last entry replaced: keep len - 1 */
 		else if (i == 300)
 			len = 3;             /* shorter than an edit keeps: written whole */
+		else if (i >= 320)
+			from += i % 4 == 0, len = 200; /* a window of the last 200 that moves on */
 		else
 			len += i % 3 == 0;  /* grows, or stays */
 		evs[i] = (struct spt_event){ node, "s", i / 2 + 1, i, i + 1, 0, "k", NULL,
-					     log_state(&a, terms, len, (int64_t)i), NULL, NULL };
+					     log_state(&a, terms + from, len, (int64_t)i), NULL, NULL };
 	}
 	long with = write_logs(path, evs, N);
 	CHECKF(with > 0, "writing %s", path);
