@@ -29,7 +29,7 @@ static const char usage[] =
 	"\n"
 	"  --module PATH    redisraft.so (default: $SPECTAP_REDISRAFT_MODULE)\n"
 	"  --scenario NAME  initial-election, steady-writes, leader-kill, follower-pause,\n"
-	"                   leader-restart, random\n"
+	"                   leader-restart (the old leader returns with an entry to cut), random\n"
 	"  --nodes N        nodes, 3..9 (default 3)\n"
 	"  --seed S         picks the paused follower and the random faults (default 1)\n"
 	"  -o, --output F   the trace to write;  -f, --force: replace it\n"
