@@ -30,6 +30,11 @@ check_map() { # TRACE MAP OUT: every window passes
 	run_status 0 "$3" "$T/e" "$SPECTAP" check --spec "$SPEC" --map "$2" "$1" --json --max-failures 1000000
 	jq -c '.actions | to_entries[] | .key as $a | .value.failures[] | {action: $a, window_id, actor, events, differs}' "$3" >"$3.fail"
 	while read -r f; do bad "$(basename "$1") $(basename "$2" .tla): window fails: $f"; done <"$3.fail"
+	# A failing capture is kept for diagnosis (the scenarios' thread interleavings vary).
+	if [ -s "$3.fail" ]; then
+		keep="${SPECTAP_TEST_KEEP:-build/test-results}/zk-spec-failures"
+		mkdir -p "$keep" && cp "$1" "$keep/" && echo "  kept $keep/$(basename "$1")"
+	fi
 	check_eq "$(basename "$1") $(basename "$2" .tla): every window passes" 0 "$(wc -l <"$3.fail" | tr -d ' ')"
 }
 

@@ -418,7 +418,10 @@ ReceiveIgnored(i, m) ==
 \* logicalclock as WorkerReceiver read them: the current ones, or ones the election thread
 \* has replaced since (a proposal only improves within an election epoch).
 ReplyLagging(i, j, v) ==
-    /\ state[i] = LOOKING
+    \* LOOKING as WorkerReceiver read it: the election thread may have ended the election since
+    \* (the trace then shows the new state first; the reply still has this election's epoch).
+    /\ \/ state[i] = LOOKING
+       \/ state[i] \in {FOLLOWING, LEADING} /\ v.electionEpoch = logicalclock[i]
     /\ v.state = LOOKING
     /\ \/ v = MyNotification(i)
        \/ v.electionEpoch = logicalclock[i] /\ v.leader \in Ids /\ ~Better(v, i)
@@ -439,9 +442,20 @@ CurrentVoteOK(i, v) ==
        \/ v.electionEpoch = logicalclock[i] /\ (state[i] = LEADING) = (v.leader = Id(i))
        \/ 0 < v.electionEpoch /\ v.electionEpoch < logicalclock[i]
 
+\* WorkerReceiver reads the server's state and vote, then sends: when the election thread leaves
+\* FOLLOWING or LEADING for LOOKING in between (a race the trace shows as the state change
+\* first), the reply still carries the state and vote of the election the server just left:
+\* not this one's, or this one's before its logicalclock is raised.
+StaleNotLooking(i, v) ==
+    /\ state[i] = LOOKING
+    /\ v.state \in {FOLLOWING, LEADING}
+    /\ v.leader \in Ids
+    /\ (v.state = LEADING) = (v.leader = Id(i))
+    /\ 0 < v.electionEpoch /\ v.electionEpoch <= logicalclock[i]
+
 ReplyNotLooking(i, j, v) ==
-    /\ v.state = state[i]
-    /\ CurrentVoteOK(i, v)
+    /\ \/ v.state = state[i] /\ CurrentVoteOK(i, v)
+       \/ StaleNotLooking(i, v)
     /\ net' = Add(net, Msg(i, j, v))
     /\ UNCHANGED serverVars
 
