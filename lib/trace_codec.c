@@ -342,7 +342,11 @@ struct prev_match {
 static uint32_t common_prefix(spt_val *a, uint32_t skip, spt_val *b)
 {
 	uint32_t n = a->n - skip < b->n ? a->n - skip : b->n, k = 0;
-	while (k < n && spt_value_eq(a->u.elems[skip + k], b->u.elems[k]))
+	spt_val *const *x = a->u.elems + skip, *const *y = b->u.elems;
+	/* Log terms: integers, compared without a call; anything else through spt_value_eq. */
+	while (k < n && (x[k] == y[k] || (x[k]->kind == SPT_INT && y[k]->kind == SPT_INT
+					   ? x[k]->u.i == y[k]->u.i
+					   : spt_value_eq(x[k], y[k]))))
 		k++;
 	return k;
 }
@@ -470,7 +474,7 @@ static spt_val *kept_edit(struct encoder *e, spt_val *prev, uint32_t skip, uint3
 	for (uint32_t t = keep; t < now->n; t++)
 		if (!(el[t] = spt_value_clone(e->strs, now->u.elems[t])))
 			return NULL;
-	return spt_seq_adopt(e->strs, el, now->n);
+	return spt_seq_adopt_copy(e->strs, el, now); /* equal to now: its hash */
 }
 
 /* A copy of state in e->strs for the next delta that shares with prev (already a copy) every

@@ -431,6 +431,19 @@ spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size
 	return v;
 }
 
+spt_val *spt_seq_adopt_copy(struct spt_arena *a, spt_val **elems, spt_val *like)
+{
+	if (like->kind != SPT_SEQ || like->n == 0)
+		return spt_seq_adopt(a, elems, like->n);
+	struct spt_value *v = new_value(a, SPT_SEQ);
+	if (!v)
+		return NULL;
+	v->u.elems = elems;
+	v->n = like->n;
+	v->hash = like->hash;
+	return v;
+}
+
 spt_val *spt_seq_adopt(struct spt_arena *a, spt_val **elems, size_t n)
 {
 	if (n == 0 || n > UINT32_MAX)

@@ -76,6 +76,9 @@ spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals
  * value's own instead of being copied (decoders build them exactly so). */
 spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n, bool *dup);
 spt_val *spt_seq_adopt(struct spt_arena *a, spt_val **elems, size_t n);
+/* spt_seq_adopt of the elements of a copy of `like` (equal to it element for element): its hash
+ * is like's, not computed again. */
+spt_val *spt_seq_adopt_copy(struct spt_arena *a, spt_val **elems, spt_val *like);
 /* Like spt_fun, and a record remembers the order in which its keys were given. */
 spt_val *spt_fun_ordered(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals, size_t n,
 			 bool *dup);
