@@ -35,6 +35,21 @@ int record_common_opt(struct cli *c, int opt, const char *arg, struct record_com
 int record_common_check(struct cli *c, int argc, char **argv, const char *system, const struct record_common *rc,
 			bool (*known)(const char *scenario), const char *scenarios);
 
+/* The trace and collector of a uprobe capture (etcd, RedisRaft): OUT opened (--force) with a
+ * header naming the nodes prefix1..prefixN, a collector of table with the system's shaper that
+ * keeps only named pids (another process of the same binary hits the same probes), draining every
+ * 10 ms on its own thread. CLI_OK, or CLI_FAIL reported, with whatever was opened left in *w and
+ * *col for the caller's cleanup (*bg: the drain thread runs). */
+struct spt_writer;
+struct collect;
+struct collect_table;
+struct uprobe_loader;
+struct collect_shape;
+int record_capture_open(struct cli *c, const struct record_common *rc, const char *system, const char *version,
+			const char *node_prefix, struct uprobe_loader *l, const struct collect_table *table,
+			int (*shape)(void *ctx, struct collect_shape *s), void *shape_ctx, struct spt_writer **w,
+			struct collect **col, bool *bg);
+
 /* argv[1] is the system's name; the rest are its options. */
 int record_etcd(int argc, char **argv);
 int record_zookeeper(int argc, char **argv);

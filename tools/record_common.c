@@ -5,6 +5,11 @@
 
 #include "record.h"
 
+#include <stdio.h>
+
+#include "collect.h"
+#include "spectap/trace.h"
+
 int record_common_opt(struct cli *c, int opt, const char *arg, struct record_common *rc, unsigned min_nodes,
 		      unsigned max_nodes)
 {
@@ -50,5 +55,36 @@ int record_common_check(struct cli *c, int argc, char **argv, const char *system
 		return cli_usage_error(c, "--scenario is required (%s)", scenarios);
 	if (!known(rc->scenario))
 		return cli_usage_error(c, "unknown scenario '%s' (known: %s)", rc->scenario, scenarios);
+	return CLI_OK;
+}
+
+int record_capture_open(struct cli *c, const struct record_common *rc, const char *system, const char *version,
+			const char *node_prefix, struct uprobe_loader *l, const struct collect_table *table,
+			int (*shape)(void *ctx, struct collect_shape *s), void *shape_ctx, struct spt_writer **w,
+			struct collect **col, bool *bg)
+{
+	enum { MAX_NODES = 16 };
+	const char *names[MAX_NODES];
+	char name_buf[MAX_NODES][16], err[1024] = "";
+	unsigned n = rc->nodes < MAX_NODES ? rc->nodes : MAX_NODES;
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(name_buf[i], sizeof(name_buf[i]), "%s%u", node_prefix, i + 1);
+		names[i] = name_buf[i];
+	}
+	struct spt_header h = {.system = system, .system_version = version, .nodes = names, .n_nodes = n,
+			       .capture_method = "bpf", .scenario = rc->scenario, .has_seed = true, .seed = rc->seed,
+			       .command_line = cli_command_line()};
+	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = rc->force};
+	struct spt_diag d = {""};
+	if (spt_writer_open(rc->out, &h, &wo, w, &d))
+		return cli_fail(c, "%s", d.msg);
+	struct collect_opts copts = {.sz = sizeof(copts), .shape = shape, .shape_ctx = shape_ctx,
+				     .named_pids_only = true};
+	if (collect_new(*w, table, l, &copts, col, err, sizeof(err)))
+		return cli_fail(c, "%s", err);
+	if (collect_bg_start(*col, 10))
+		return cli_fail(c, "%s", collect_error(*col));
+	*bg = true;
 	return CLI_OK;
 }

@@ -145,43 +145,19 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "%s", err);
 		goto out;
 	}
-	const char *names[ETCD_MAX_MEMBERS];
-	char name_buf[ETCD_MAX_MEMBERS][16];
-	for (unsigned i = 0; i < o->com.nodes; i++) {
-		snprintf(name_buf[i], sizeof(name_buf[i]), "n%u", i + 1);
-		names[i] = name_buf[i];
-	}
-	struct spt_header h = { .system = "etcd", .system_version = "3.4.23 (Debian, go1.19.8)", .nodes = names,
-				.n_nodes = o->com.nodes, .capture_method = "bpf", .scenario = o->com.scenario,
-				.has_seed = true, .seed = o->com.seed, .command_line = cli_command_line() };
-	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force };
-	struct spt_diag d = { "" };
-	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
-		cli_fail(c, "%s", d.msg);
-		goto out;
-	}
 	if (etcd_shape_new(&shape, o->com.log_terms)) {
 		cli_fail(c, "out of memory");
 		goto out;
 	}
-	/* Only this cluster's members: another etcd on the machine hits the same probes. */
-	struct collect_opts copts = { .sz = sizeof(copts), .shape = etcd_shape_event, .shape_ctx = shape,
-				      .named_pids_only = true };
-	if (collect_new(w, etcd_probe_table(), l, &copts, &col, err, sizeof(err))) {
-		cli_fail(c, "%s", err);
+	if (record_capture_open(c, &o->com, "etcd", "3.4.23 (Debian, go1.19.8)", "n", l, etcd_probe_table(),
+				etcd_shape_event, shape, &w, &col, &bg))
 		goto out;
-	}
 	ss.col = col;
 	if (!mkdtemp(dir)) {
 		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 		goto out;
 	}
 	made_dir = true;
-	if (collect_bg_start(col, 10)) {
-		cli_fail(c, "%s", collect_error(col));
-		goto out;
-	}
-	bg = true;
 	struct etcd_cluster_opts co = { .work_dir = dir, .members = o->com.nodes, .etcd = o->etcd,
 					.netns = etcd_scenario_needs_netns(o->com.scenario),
 					.pre_vote = etcd_scenario_pre_vote(o->com.scenario), .spawned = name_node,
@@ -225,6 +201,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	const struct collect_stats *st = collect_stats(col);
+	struct spt_diag d = {""};
 	int crc = spt_writer_close(w, &d);
 	w = NULL;
 	if (crc) {

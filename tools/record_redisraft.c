@@ -150,43 +150,19 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "%s", err);
 		goto out;
 	}
-	const char *names[RR_MAX_NODES];
-	char name_buf[RR_MAX_NODES][16];
-	for (unsigned i = 0; i < o->com.nodes; i++) {
-		snprintf(name_buf[i], sizeof(name_buf[i]), "s%u", i + 1);
-		names[i] = name_buf[i];
-	}
-	struct spt_header h = {.system = "redisraft", .system_version = o->module, .nodes = names,
-			       .n_nodes = o->com.nodes, .capture_method = "bpf", .scenario = o->com.scenario,
-			       .has_seed = true, .seed = o->com.seed, .command_line = cli_command_line()};
-	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = o->com.force};
-	struct spt_diag d = {""};
-	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
-		cli_fail(c, "%s", d.msg);
-		goto out;
-	}
 	if (rr_shape_new(&shape, o->com.log_terms)) {
 		cli_fail(c, "out of memory");
 		goto out;
 	}
-	/* Only this cluster's nodes: another redis-server loading the module hits the same probes. */
-	struct collect_opts copts = {.sz = sizeof(copts), .shape = rr_shape_event, .shape_ctx = shape,
-				     .named_pids_only = true};
-	if (collect_new(w, rr_probe_table(), l, &copts, &col, err, sizeof(err))) {
-		cli_fail(c, "%s", err);
+	if (record_capture_open(c, &o->com, "redisraft", o->module, "s", l, rr_probe_table(), rr_shape_event, shape,
+				&w, &col, &bg))
 		goto out;
-	}
 	ss.col = col;
 	if (!mkdtemp(dir)) {
 		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 		goto out;
 	}
 	made_dir = true;
-	if (collect_bg_start(col, 10)) {
-		cli_fail(c, "%s", collect_error(col));
-		goto out;
-	}
-	bg = true;
 	struct rr_cluster_opts co = {.work_dir = dir, .module = o->module, .nodes = o->com.nodes,
 				     .redis_server = o->redis_server, .spawned = name_node, .spawned_ctx = &ss};
 	started = true;
@@ -221,6 +197,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	const struct collect_stats *st = collect_stats(col);
+	struct spt_diag d = {""};
 	int crc = spt_writer_close(w, &d);
 	w = NULL;
 	if (crc) {
