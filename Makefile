@@ -15,7 +15,8 @@ LIB_SRC    := $(wildcard lib/*.c)
 REPLAY_SRC := $(wildcard replay/*.c)
 GO_SRC     := $(wildcard probes/go/*.c)
 # Capture: the collector and the systems, linked into the tool with the probes.
-CAPTURE_SRC := collector/collect.c collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c \
+COLLECTOR_CORE := collector/collect.c collector/collect_bg.c collector/spool.c
+CAPTURE_SRC := $(COLLECTOR_CORE) collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c \
 	       systems/etcd/shape.c systems/etcd/scenario.c systems/etcd/netns.c \
 	       collector/emit_collect.c collector/emit_capture.c collector/lttng_reader.c \
 	       systems/zookeeper/ensemble.c systems/zookeeper/zk_scenario.c \
@@ -187,7 +188,7 @@ $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)
 
 # Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
 CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c systems/etcd/netns.c
-COLLECT_SRC := collector/collect.c systems/etcd/probes.c
+COLLECT_SRC := $(COLLECTOR_CORE) systems/etcd/probes.c
 CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h systems/etcd/netns.h
 $(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
 		$(BUILD)/san/libspectap.a $(BUILD)/tools/putload $(HEADERS)
@@ -314,13 +315,18 @@ $(BUILD)/tests/test_emit_collect: tests/unit/test_emit_collect.c tests/unit/chec
 		$(BUILD)/san/libspectap.a $(LIBS)
 
 # The collector core: uprobe records to spectap events in a trace, losses recorded.
-$(BUILD)/tests/test_collect: tests/unit/test_collect.c tests/unit/check.h collector/collect.c collector/collect.h \
+$(BUILD)/tests/test_collect: tests/unit/test_collect.c tests/unit/check.h $(COLLECTOR_CORE) collector/*.h \
 		$(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a $(BUILD)/tests/uprobe_target $(PROBE_HDR) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Icollector -Iprobes $(ALL_CFLAGS) -O1 $(SAN) \
 		-DUPROBE_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/uprobe_target"' \
-		-o $@ $< collector/collect.c $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a \
+		-o $@ $< $(COLLECTOR_CORE) $(BUILD)/san/libprobes.a $(BUILD)/san/libspectap.a \
 		$(BPF_LIBS) $(LIBS)
+
+# The collector's spool of raw records.
+$(BUILD)/tests/test_spool: tests/unit/test_spool.c tests/unit/check.h collector/spool.c collector/spool.h $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Icollector -Iprobes $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< collector/spool.c
 
 # Go binary support (probes/go): libelf and capstone; its test builds small Go programs offline.
 $(BUILD)/tests/test_gobin: tests/unit/test_gobin.c tests/unit/check.h $(GO_SOBJ) $(HEADERS)

@@ -132,7 +132,8 @@ int capture_start(struct capture **out, const struct capture_cfg *cfg, char *err
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = cfg->etcd_shape || cfg->shape };
+	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = cfg->etcd_shape || cfg->shape,
+				   .spool = !cfg->live, .spool_dir = "/tmp" };
 	if (cfg->etcd_shape) {
 		co.shape = etcd_shape_event;
 		co.shape_ctx = c->shape;

@@ -4,7 +4,7 @@
  * probe set, the RedisRaft shaper, the collector draining every 10 ms into a temporary .spt),
  * the order alternating; each run is redis-benchmark's INCR against the leader.
  *
- *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8] [--log-terms 1000]
+ *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8] [--log-terms 1000] [--live]
  *
  * Needs root (BPF), redis-server and redis-benchmark. Exit status: 0 done, 1 failed, 2 usage. */
 #include <errno.h>
@@ -26,6 +26,7 @@ struct opts {
 	const char *module;
 	unsigned rounds, requests, clients;
 	unsigned log_terms; /* the shaper's (0: record's default, 1000) */
+	bool live;          /* the collector shapes while it drains (no spool) */
 };
 
 struct run {
@@ -33,12 +34,13 @@ struct run {
 	double redis_cpu_s; /* the three servers' CPU over the run */
 	uint64_t events, lost;
 	double collector_cpu_s;
+	double finish_s; /* from the end of the load to the trace closed (shaping what was spooled) */
 };
 
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_redisraft: %s\nusage: bench_redisraft --module PATH [--rounds N] [--requests N] "
-			"[--clients N] [--log-terms N]\n", msg);
+			"[--clients N] [--log-terms N] [--live]\n", msg);
 	return 2;
 }
 
@@ -89,7 +91,7 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 			return rc;
 		struct capture_cfg cfg = {.attach = attach, .ctx = (void *)o->module, .table = rr_probe_table(),
 					  .shape = rr_shape_event, .shape_ctx = shape, .system = "redisraft",
-					  .nodes = nodes, .n_nodes = cl->n};
+					  .nodes = nodes, .n_nodes = cl->n, .live = o->live};
 		if ((rc = capture_start(&cap, &cfg, err, sizeof(err)))) {
 			fprintf(stderr, "bench_redisraft: probes: %s\n", err);
 			rr_shape_free(shape);
@@ -112,6 +114,7 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 		r->events = cr.events;
 		r->lost = cr.lost;
 		r->collector_cpu_s = cr.cpu_s;
+		r->finish_s = cr.drain_s;
 		rc = rc ? rc : src;
 	}
 	if (shape && !rc) {
@@ -133,6 +136,7 @@ static int parse(int argc, char **argv, struct opts *o)
 					   {"requests", required_argument, NULL, 'n'},
 					   {"clients", required_argument, NULL, 'c'},
 					   {"log-terms", required_argument, NULL, 'l'},
+					   {"live", no_argument, NULL, 'L'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	int ch;
@@ -146,6 +150,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			return usage("what writing costs with and without spectap's probes");
 		if (ch == 'm') {
 			o->module = optarg;
+			continue;
+		}
+		if (ch == 'L') {
+			o->live = true;
 			continue;
 		}
 		if (ch == '?')
@@ -193,8 +201,9 @@ int main(int argc, char **argv)
 	}
 	printf("redisraft: %s, 3 nodes on 127.0.0.1, leader %s; redis-benchmark INCR, %u requests, %u clients; "
 	       "%u rounds of one run without and one with probes, alternating which goes first; states keep "
-	       "%u log terms\n",
-	       o.module, cl.node[leader].name, o.requests, o.clients, o.rounds, o.log_terms ? o.log_terms : 1000);
+	       "%u log terms; the collector %s\n",
+	       o.module, cl.node[leader].name, o.requests, o.clients, o.rounds, o.log_terms ? o.log_terms : 1000,
+	       o.live ? "shapes while it drains (--live)" : "spools and shapes at idle priority");
 	struct run warm;
 	if ((rc = run_once(&cl, (unsigned)leader, &o, false, &warm)))
 		goto out;
@@ -207,11 +216,11 @@ int main(int argc, char **argv)
 		double n = o.requests;
 		printf("  round %u: off %6.0f writes/s p50 %.2f p99 %.2f ms, redis %.0f us/write | on %6.0f writes/s "
 		       "p50 %.2f p99 %.2f ms, redis %.0f us/write, collector %.1f us/event (%" PRIu64 " events, %.1f "
-		       "per write, %" PRIu64 " lost) | on/off %.3f\n",
+		       "per write, %" PRIu64 " lost, trace done %.2f s after the load) | on/off %.3f\n",
 		       r + 1, off[r].rps, off[r].p50_ms, off[r].p99_ms, 1e6 * off[r].redis_cpu_s / n, on[r].rps,
 		       on[r].p50_ms, on[r].p99_ms, 1e6 * on[r].redis_cpu_s / n,
 		       on[r].events ? 1e6 * on[r].collector_cpu_s / (double)on[r].events : 0, on[r].events,
-		       (double)on[r].events / n, on[r].lost, on[r].rps / off[r].rps);
+		       (double)on[r].events / n, on[r].lost, on[r].finish_s, on[r].rps / off[r].rps);
 		cpu[0][r] = 1e6 * off[r].redis_cpu_s / n;
 		cpu[1][r] = 1e6 * on[r].redis_cpu_s / n;
 		cpu[2][r] = on[r].events ? 1e6 * on[r].collector_cpu_s / (double)on[r].events : 0;

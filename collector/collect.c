@@ -1,6 +1,6 @@
 /* The generic collector core: uprobe records -> spectap events. See collect.h for the design
  * (reorder window, loss accounting, value types). */
-#include "collect.h"
+#include "collect_priv.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,86 +16,7 @@
 #include "spectap/msgpair.h"
 #include "spectap/value.h"
 
-#define DEFAULT_WINDOW_NS (50ull * 1000 * 1000)
-#define DEFAULT_MAX_PENDING 65536
-#define MAX_CPUS 4096
-
-struct probe {
-	uint32_t id;
-	char *kind;
-	unsigned nfields;
-	int node_read; /* -1: none */
-	struct collect_field f[UPROBE_MAX_READS]; /* names owned */
-};
-
-struct node {
-	char *name;
-	uint64_t seq, lamport, last_ts;
-	bool any;
-};
-
-struct pidmap {
-	int pid;
-	size_t node; /* index into nodes */
-};
-
-struct gap {
-	uint64_t first, last; /* missing sequence numbers, inclusive */
-	uint64_t born;        /* tick at whose end it was first seen */
-};
-
-struct cpu {
-	bool seen;
-	uint64_t hi;       /* 1 + the highest sequence number seen */
-	uint64_t declared; /* sequence numbers declared lost */
-	struct gap *gaps;
-	size_t ngaps, capgaps;
-};
-
-struct held {
-	uint64_t ktime, seq, order;
-	uint32_t cpu;
-	size_t size;
-	union {
-		struct uprobe_event ev;
-		struct uprobe_event_full full;
-	} u;
-};
-
-struct collect {
-	struct spt_writer *w;
-	struct uprobe_loader *l;
-	struct probe *probes;
-	size_t nprobes;
-	struct node *nodes;
-	size_t nnodes, capnodes;
-	struct pidmap *pids;
-	size_t npids, cappids;
-	struct cpu *cpus;
-	size_t ncpus;
-	struct held **heap;
-	size_t nheap, capheap;
-	uint64_t window_ns, max_ktime, arrivals, tick_no;
-	size_t max_pending;
-	struct spt_arena arena;
-	struct collect_stats st;
-	struct uprobe_counters *ctrs;
-	collect_shape_fn shape;
-	void *shape_ctx;
-	bool named_pids_only;
-	struct spt_msgpair *pairs;
-	struct spt_msg msg; /* the event being written's message */
-	pthread_mutex_t lock; /* held by the drain thread while it drains */
-	pthread_t thread;
-	bool bg_running, bg_stop;
-	unsigned bg_period_ms;
-	int bg_err;
-	bool finished;
-	char err[512];
-};
-
-static int fail(struct collect *c, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct collect *c, int e, const char *fmt, ...)
+int collect_fail(struct collect *c, int e, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -139,13 +60,13 @@ static int check_table(struct collect *c, const struct collect_table *t)
 		int nodes = 0;
 
 		if (!p->kind || !*p->kind)
-			return fail(c, -EINVAL, "probe %" PRIu32 ": no event kind", p->probe_id);
+			return collect_fail(c, -EINVAL, "probe %" PRIu32 ": no event kind", p->probe_id);
 		if (p->nfields > UPROBE_MAX_READS)
-			return fail(c, -EINVAL, "probe %" PRIu32 " (%s): %u fields, at most %d", p->probe_id,
+			return collect_fail(c, -EINVAL, "probe %" PRIu32 " (%s): %u fields, at most %d", p->probe_id,
 				    p->kind, p->nfields, UPROBE_MAX_READS);
 		for (size_t j = 0; j < i; j++)
 			if (t->probes[j].probe_id == p->probe_id)
-				return fail(c, -EINVAL, "probe id %" PRIu32 " is in the table twice (%s, %s)",
+				return collect_fail(c, -EINVAL, "probe id %" PRIu32 " is in the table twice (%s, %s)",
 					    p->probe_id, t->probes[j].kind, p->kind);
 		for (unsigned k = 0; k < p->nfields; k++) {
 			const struct collect_field *f = &p->fields[k];
@@ -153,21 +74,21 @@ static int check_table(struct collect *c, const struct collect_table *t)
 			if (f->place == COLLECT_SKIP)
 				continue;
 			if (f->place > COLLECT_NODE)
-				return fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: unknown place %u",
+				return collect_fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: unknown place %u",
 					    p->probe_id, p->kind, k, f->place);
 			if (f->type < COLLECT_INT || f->type > COLLECT_ID)
-				return fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: unknown type %u",
+				return collect_fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: unknown type %u",
 					    p->probe_id, p->kind, k, f->type);
 			if (!f->name || !*f->name)
-				return fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: no field name",
+				return collect_fail(c, -EINVAL, "probe %" PRIu32 " (%s) read %u: no field name",
 					    p->probe_id, p->kind, k);
 			if (f->place == COLLECT_NODE && ++nodes > 1)
-				return fail(c, -EINVAL, "probe %" PRIu32 " (%s): more than one node read",
+				return collect_fail(c, -EINVAL, "probe %" PRIu32 " (%s): more than one node read",
 					    p->probe_id, p->kind);
 			for (unsigned m = 0; m < k; m++)
 				if (p->fields[m].place == f->place && f->place != COLLECT_NODE &&
 				    p->fields[m].name && !strcmp(p->fields[m].name, f->name))
-					return fail(c, -EINVAL, "probe %" PRIu32 " (%s): field \"%s\" twice in %s",
+					return collect_fail(c, -EINVAL, "probe %" PRIu32 " (%s): field \"%s\" twice in %s",
 						    p->probe_id, p->kind, f->name,
 						    f->place == COLLECT_ARGS ? "args" : "state");
 		}
@@ -189,6 +110,8 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 	}
 	spt_arena_init(&c->arena);
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->spool_lock, NULL);
+	pthread_mutex_init(&c->snap_lock, NULL);
 	c->w = w;
 	c->l = l;
 	c->window_ns = DEFAULT_WINDOW_NS;
@@ -203,12 +126,15 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 	}
 	if (o && o->sz >= offsetof(struct collect_opts, named_pids_only) + sizeof(o->named_pids_only))
 		c->named_pids_only = o->named_pids_only;
+	if (o && o->sz >= offsetof(struct collect_opts, spool_dir) + sizeof(o->spool_dir) && o->spool &&
+	    (r = spool_open(o->spool_dir, &c->spool, c->err, sizeof(c->err))))
+		goto cleanup;
 	if (spt_msgpair_new(&c->pairs)) {
-		r = fail(c, -ENOMEM, "collector: out of memory");
+		r = collect_fail(c, -ENOMEM, "collector: out of memory");
 		goto cleanup;
 	}
 	if (!w || !t || (t->n && !t->probes)) {
-		r = fail(c, -EINVAL, "collector: no writer or no probe table");
+		r = collect_fail(c, -EINVAL, "collector: no writer or no probe table");
 		goto cleanup;
 	}
 	r = check_table(c, t);
@@ -216,7 +142,7 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 		goto cleanup;
 	c->probes = calloc(t->n ? t->n : 1, sizeof(*c->probes));
 	if (!c->probes) {
-		r = fail(c, -ENOMEM, "collector: out of memory");
+		r = collect_fail(c, -ENOMEM, "collector: out of memory");
 		goto cleanup;
 	}
 	for (size_t i = 0; i < t->n; i++) {
@@ -229,7 +155,7 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 		q->node_read = -1;
 		q->kind = strdup(p->kind);
 		if (!q->kind) {
-			r = fail(c, -ENOMEM, "collector: out of memory");
+			r = collect_fail(c, -ENOMEM, "collector: out of memory");
 			goto cleanup;
 		}
 		for (unsigned k = 0; k < p->nfields; k++) {
@@ -241,7 +167,7 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 				q->node_read = (int)k;
 			q->f[k].name = strdup(p->fields[k].name);
 			if (!q->f[k].name) {
-				r = fail(c, -ENOMEM, "collector: out of memory");
+				r = collect_fail(c, -ENOMEM, "collector: out of memory");
 				goto cleanup;
 			}
 		}
@@ -249,7 +175,7 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 	qsort(c->probes, c->nprobes, sizeof(*c->probes), cmp_probe);
 	c->ctrs = calloc(MAX_CPUS, sizeof(*c->ctrs));
 	if (!c->ctrs) {
-		r = fail(c, -ENOMEM, "collector: out of memory");
+		r = collect_fail(c, -ENOMEM, "collector: out of memory");
 		goto cleanup;
 	}
 cleanup:
@@ -267,6 +193,8 @@ void collect_free(struct collect *c)
 {
 	if (!c)
 		return;
+	collect_bg_stop(c);
+	spool_close(c->spool);
 	for (size_t i = 0; i < c->nprobes; i++) {
 		free(c->probes[i].kind);
 		for (unsigned k = 0; k < c->probes[i].nfields; k++)
@@ -284,11 +212,11 @@ void collect_free(struct collect *c)
 		free(c->heap[i]);
 	free(c->heap);
 	free(c->ctrs);
-	if (c->bg_running)
-		collect_bg_stop(c);
 	spt_msgpair_free(c->pairs);
 	spt_arena_fini(&c->arena);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->spool_lock);
+	pthread_mutex_destroy(&c->snap_lock);
 	free(c);
 }
 
@@ -305,33 +233,43 @@ static long node_index(struct collect *c, const char *name, size_t len)
 		struct node *n = realloc(c->nodes, cap * sizeof(*n));
 
 		if (!n)
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 		c->nodes = n;
 		c->capnodes = cap;
 	}
 	memset(&c->nodes[c->nnodes], 0, sizeof(c->nodes[0]));
 	c->nodes[c->nnodes].name = strndup(name, len);
 	if (!c->nodes[c->nnodes].name)
-		return fail(c, -ENOMEM, "collector: out of memory");
+		return collect_fail(c, -ENOMEM, "collector: out of memory");
 	return (long)c->nnodes++;
 }
 
-static int set_node(struct collect *c, int pid, const char *node);
-
 int collect_set_node(struct collect *c, int pid, const char *node)
 {
-	pthread_mutex_lock(&c->lock);
-	int r = set_node(c, pid, node);
-	pthread_mutex_unlock(&c->lock);
-	return r;
+	int r;
+
+	if (!c->spool) {
+		pthread_mutex_lock(&c->lock);
+		r = collect_set_node_locked(c, pid, node);
+		pthread_mutex_unlock(&c->lock);
+		return r;
+	}
+	/* Spool mode: the mapping takes effect where it stands among the records, as it would
+	 * live; the shaping thread applies it. */
+	if (!node || !*node)
+		return collect_fail(c, -EINVAL, "collector: empty node name for pid %d", pid);
+	pthread_mutex_lock(&c->spool_lock);
+	r = spool_add_node(c->spool, pid, node);
+	pthread_mutex_unlock(&c->spool_lock);
+	return r ? collect_fail(c, r, "collector: %s", spool_error(c->spool)) : 0;
 }
 
-static int set_node(struct collect *c, int pid, const char *node)
+int collect_set_node_locked(struct collect *c, int pid, const char *node)
 {
 	long n;
 
 	if (!node || !*node)
-		return fail(c, -EINVAL, "collector: empty node name for pid %d", pid);
+		return collect_fail(c, -EINVAL, "collector: empty node name for pid %d", pid);
 	n = node_index(c, node, strlen(node));
 	if (n < 0)
 		return (int)n;
@@ -346,7 +284,7 @@ static int set_node(struct collect *c, int pid, const char *node)
 		struct pidmap *p = realloc(c->pids, cap * sizeof(*p));
 
 		if (!p)
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 		c->pids = p;
 		c->cappids = cap;
 	}
@@ -380,7 +318,7 @@ static int gap_add(struct collect *c, struct cpu *cp, uint64_t first, uint64_t l
 		struct gap *g = realloc(cp->gaps, cap * sizeof(*g));
 
 		if (!g)
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 		cp->gaps = g;
 		cp->capgaps = cap;
 	}
@@ -394,7 +332,7 @@ static int seq_seen(struct collect *c, uint32_t cpu, uint64_t seq)
 	struct cpu *cp = cpu_get(c, cpu);
 
 	if (!cp)
-		return fail(c, cpu >= MAX_CPUS ? -EPROTO : -ENOMEM, "collector: record from cpu %" PRIu32 "%s",
+		return collect_fail(c, cpu >= MAX_CPUS ? -EPROTO : -ENOMEM, "collector: record from cpu %" PRIu32 "%s",
 			    cpu, cpu >= MAX_CPUS ? ": cpu number out of range" : ": out of memory");
 	if (seq >= cp->hi) {
 		int r = seq > cp->hi ? gap_add(c, cp, cp->hi, seq - 1) : 0;
@@ -435,7 +373,7 @@ static int write_loss(struct collect *c, uint32_t cpu, uint64_t count, uint64_t 
 	snprintf(src, sizeof(src), "bpf:cpu%" PRIu32, cpu);
 	r = spt_writer_add_loss(c->w, &loss);
 	if (r)
-		return fail(c, r, "collector: writing a loss record (%s, %" PRIu64 " events): %s", src, count,
+		return collect_fail(c, r, "collector: writing a loss record (%s, %" PRIu64 " events): %s", src, count,
 			    strerror(-r));
 	c->st.lost += count;
 	c->cpus[cpu].declared += count;
@@ -474,7 +412,7 @@ static int read_counters(struct collect *c)
 		return 0;
 	n = uprobe_counters_per_cpu(c->l, c->ctrs, MAX_CPUS);
 	if (n < 0)
-		return fail(c, n, "collector: reading the BPF counters: %s", uprobe_loader_error(c->l));
+		return collect_fail(c, n, "collector: reading the BPF counters: %s", uprobe_loader_error(c->l));
 	return n > MAX_CPUS ? MAX_CPUS : n;
 }
 
@@ -500,7 +438,7 @@ static int heap_push(struct collect *c, struct held *h)
 		struct held **p = realloc(c->heap, cap * sizeof(*p));
 
 		if (!p)
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 		c->heap = p;
 		c->capheap = cap;
 	}
@@ -594,13 +532,13 @@ static int build_rec(struct collect *c, const struct probe *p, const struct upro
 		names[n] = p->f[k].name;
 		vals[n] = read_value(c, ev, size, k, p->f[k].type);
 		if (!vals[n])
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 		n++;
 	}
 	if (!n)
 		return 0; /* none placed there, or all of them faulted: no record */
 	*out = spt_rec(&c->arena, names, vals, n);
-	return *out ? 0 : fail(c, -ENOMEM, "collector: out of memory");
+	return *out ? 0 : collect_fail(c, -ENOMEM, "collector: out of memory");
 }
 
 /* rec (a record, or NULL) with one more field name = v. */
@@ -631,12 +569,12 @@ static int pair_message(struct collect *c, struct spt_msg *m, uint64_t *lamport)
 
 	if (m->dir == SPT_MSG_SEND) {
 		if ((r = spt_msgpair_send(c->pairs, m, *lamport, &m->id)))
-			return fail(c, r, "collector: out of memory");
+			return collect_fail(c, r, "collector: out of memory");
 		c->st.sends++;
 		return 0;
 	}
 	if ((r = spt_msgpair_recv(c->pairs, m, &m->id, &sent)) < 0)
-		return fail(c, r, "collector: out of memory");
+		return collect_fail(c, r, "collector: out of memory");
 	c->st.receives++;
 	if (r) {
 		c->st.paired++;
@@ -666,7 +604,7 @@ static int emit(struct collect *c, const struct held *h)
 		char num[32];
 
 		if (!v)
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 		if (v->kind == SPT_INT)
 			ni = node_index(c, num, (size_t)snprintf(num, sizeof(num), "%" PRId64, v->u.i));
 		else if (v->kind == SPT_BOOL)
@@ -703,7 +641,7 @@ static int emit(struct collect *c, const struct held *h)
 
 		r = c->shape(c->shape_ctx, &sh);
 		if (r < 0)
-			return fail(c, r, "collector: %s", sh.err[0] ? sh.err : strerror(-r));
+			return collect_fail(c, r, "collector: %s", sh.err[0] ? sh.err : strerror(-r));
 		if (r == 1) {
 			c->st.internal++;
 			return 0;
@@ -736,17 +674,17 @@ static int emit(struct collect *c, const struct held *h)
 			continue;
 		c->st.faulted_reads++;
 		if (!(faulted[nf++] = spt_cstr(&c->arena, p->f[k].name)))
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 	}
 	if (nf) {
 		spt_val *set = spt_set(&c->arena, faulted, nf);
 
 		if (!set || !(e.meta = rec_with(&c->arena, e.meta, "faulted", set)))
-			return fail(c, -ENOMEM, "collector: out of memory");
+			return collect_fail(c, -ENOMEM, "collector: out of memory");
 	}
 	r = spt_writer_append(c->w, &e);
 	if (r)
-		return fail(c, r, "collector: appending a %s event of node %s: %s", p->kind, nd->name, strerror(-r));
+		return collect_fail(c, r, "collector: appending a %s event of node %s: %s", p->kind, nd->name, strerror(-r));
 	c->st.events++;
 	return 0;
 }
@@ -777,11 +715,11 @@ int collect_record(void *ctx, const struct uprobe_event *ev, size_t size)
 	int r;
 
 	if (c->finished)
-		return fail(c, -EINVAL, "collector: record after collect_finish");
+		return collect_fail(c, -EINVAL, "collector: record after collect_finish");
 	if (size < sizeof(*ev) || ev->size != size ||
 	    (size != sizeof(struct uprobe_event) && size != sizeof(struct uprobe_event_full)) ||
 	    ev->nreads > UPROBE_MAX_READS)
-		return fail(c, -EPROTO, "collector: malformed record (%zu bytes, size field %u, %u reads)", size,
+		return collect_fail(c, -EPROTO, "collector: malformed record (%zu bytes, size field %u, %u reads)", size,
 			    (unsigned)(size >= sizeof(*ev) ? ev->size : 0), (unsigned)(size >= sizeof(*ev) ? ev->nreads : 0));
 	c->st.records++;
 	r = seq_seen(c, ev->cpu, ev->seq);
@@ -793,16 +731,16 @@ int collect_record(void *ctx, const struct uprobe_event *ev, size_t size)
 		return 0;
 	}
 	if (p->nfields > ev->nreads)
-		return fail(c, -EPROTO, "collector: probe %" PRIu32 " (%s): the table names %u reads, the record has %u",
+		return collect_fail(c, -EPROTO, "collector: probe %" PRIu32 " (%s): the table names %u reads, the record has %u",
 			    p->id, p->kind, p->nfields, (unsigned)ev->nreads);
 	for (unsigned k = 0; k < p->nfields; k++)
 		if (p->f[k].place != COLLECT_SKIP && (p->f[k].type == COLLECT_CSTR || p->f[k].type == COLLECT_HEX) &&
 		    size != sizeof(struct uprobe_event_full))
-			return fail(c, -EPROTO, "collector: probe %" PRIu32 " (%s) field %s wants a block but the record is compact",
+			return collect_fail(c, -EPROTO, "collector: probe %" PRIu32 " (%s) field %s wants a block but the record is compact",
 				    p->id, p->kind, p->f[k].name);
 	h = malloc(offsetof(struct held, u) + size);
 	if (!h)
-		return fail(c, -ENOMEM, "collector: out of memory");
+		return collect_fail(c, -ENOMEM, "collector: out of memory");
 	h->ktime = ev->ktime_ns;
 	h->seq = ev->seq;
 	h->cpu = ev->cpu;
@@ -826,7 +764,7 @@ int collect_tick(struct collect *c)
 	int r, n;
 
 	if (c->finished)
-		return fail(c, -EINVAL, "collector: tick after collect_finish");
+		return collect_fail(c, -EINVAL, "collector: tick after collect_finish");
 	c->tick_no++;
 	r = declare_gaps(c, false);
 	if (r)
@@ -837,20 +775,22 @@ int collect_tick(struct collect *c)
 	for (int cpu = 0; cpu < n && (size_t)cpu < c->ncpus; cpu++)
 		if (c->ctrs[cpu].lost < c->cpus[cpu].declared)
 			c->st.counter_mismatch++;
-	return release(c, false);
+	r = release(c, false);
+	collect_publish_stats(c);
+	return r;
 }
 
-int collect_drain(struct collect *c)
+int collect_drain_live(struct collect *c)
 {
 	int n, r;
 
 	if (!c->l)
-		return fail(c, -EINVAL, "collector: collect_drain without a loader");
+		return collect_fail(c, -EINVAL, "collector: collect_drain without a loader");
 	c->err[0] = '\0';
 	n = uprobe_drain(c->l, collect_record, c);
 	if (n < 0) {
 		if (!c->err[0])
-			fail(c, n, "collector: drain: %s", uprobe_loader_error(c->l));
+			collect_fail(c, n, "collector: drain: %s", uprobe_loader_error(c->l));
 		return n;
 	}
 	r = collect_tick(c);
@@ -862,7 +802,19 @@ int collect_finish(struct collect *c, uint64_t *lost)
 	int r, n;
 
 	if (c->finished)
-		return fail(c, -EINVAL, "collector: collect_finish called twice");
+		return collect_fail(c, -EINVAL, "collector: collect_finish called twice");
+	if (c->shaper_running)
+		return collect_fail(c, -EINVAL, "collector: collect_finish while the drain threads run (collect_bg_stop first)");
+	if (c->spool) {
+		pthread_mutex_lock(&c->spool_lock);
+		r = spool_commit(c->spool);
+		pthread_mutex_unlock(&c->spool_lock);
+		if (r)
+			return collect_fail(c, r, "collector: %s", spool_error(c->spool));
+		r = collect_shape_spool(c, 0);
+		if (r < 0)
+			return r;
+	}
 	c->finished = true;
 	r = release(c, true);
 	if (r)
@@ -883,7 +835,7 @@ int collect_finish(struct collect *c, uint64_t *lost)
 			continue;
 		cp = cpu_get(c, (uint32_t)cpu);
 		if (!cp) {
-			r = fail(c, -ENOMEM, "collector: out of memory");
+			r = collect_fail(c, -ENOMEM, "collector: out of memory");
 			goto cleanup;
 		}
 		if (c->ctrs[cpu].lost <= cp->declared) {
@@ -908,67 +860,13 @@ int collect_finish(struct collect *c, uint64_t *lost)
 	}
 	r = spt_writer_flush(c->w);
 	if (r)
-		r = fail(c, r, "collector: flushing the trace: %s", strerror(-r));
+		r = collect_fail(c, r, "collector: flushing the trace: %s", strerror(-r));
 cleanup:
 	c->st.unpaired_sends = spt_msgpair_unpaired_sends(c->pairs);
+	c->st.spooled = atomic_load(&c->spooled);
+	collect_publish_stats(c);
 	if (lost)
 		*lost = c->st.lost;
 	return r;
 }
 
-/* ---- background drain ----------------------------------------------------------------------- */
-
-static void *bg_main(void *arg)
-{
-	struct collect *c = arg;
-
-	for (;;) {
-		struct timespec ts = { c->bg_period_ms / 1000, (long)(c->bg_period_ms % 1000) * 1000000L };
-		bool stop;
-
-		pthread_mutex_lock(&c->lock);
-		stop = c->bg_stop;
-		if (!c->bg_err) {
-			int r = collect_drain(c);
-			if (r < 0)
-				c->bg_err = r;
-		}
-		pthread_mutex_unlock(&c->lock);
-		if (stop)
-			return NULL; /* drained once more after the stop was asked */
-		nanosleep(&ts, NULL);
-	}
-}
-
-int collect_bg_start(struct collect *c, unsigned period_ms)
-{
-	if (c->bg_running)
-		return fail(c, -EINVAL, "collector: the drain thread already runs");
-	c->bg_period_ms = period_ms ? period_ms : 10;
-	c->bg_stop = false;
-	c->bg_err = 0;
-	int r = pthread_create(&c->thread, NULL, bg_main, c);
-	if (r)
-		return fail(c, -r, "collector: starting the drain thread: %s", strerror(r));
-	c->bg_running = true;
-	return 0;
-}
-
-int collect_bg_stop(struct collect *c)
-{
-	if (!c->bg_running)
-		return 0;
-	pthread_mutex_lock(&c->lock);
-	c->bg_stop = true;
-	pthread_mutex_unlock(&c->lock);
-	pthread_join(c->thread, NULL);
-	c->bg_running = false;
-	return c->bg_err;
-}
-
-void collect_bg_stats(struct collect *c, struct collect_stats *out)
-{
-	pthread_mutex_lock(&c->lock);
-	*out = c->st;
-	pthread_mutex_unlock(&c->lock);
-}

@@ -125,6 +125,15 @@ struct collect_opts {
 	void *shape_ctx;
 	bool named_pids_only; /* drop (and count in stats.foreign) records of pids never given to
 			       * collect_set_node: other processes running the probed binary */
+	/* Spool mode: draining (collect_drain, the drain thread) only copies the records into an
+	 * unnamed file in spool_dir (NULL: /tmp); a second thread started by collect_bg_start, at
+	 * idle priority (SCHED_IDLE), turns them into events behind it, and collect_finish shapes
+	 * what is left. The trace is the same as live (the same records, ticks and
+	 * collect_set_node calls in the same order); only when the work is done changes, so a
+	 * capture of a system that keeps every CPU busy does not take CPU from it while it runs.
+	 * Costs disk: the header and reads of every record, and the blocks that are not zeros. */
+	bool spool;
+	const char *spool_dir;
 };
 
 struct collect_stats {
@@ -145,6 +154,8 @@ struct collect_stats {
 	uint64_t paired;           /* receives paired with a send (same id, clock past the send) */
 	uint64_t unpaired_receives;
 	uint64_t unpaired_sends;   /* set by collect_finish: sends no receive took */
+	uint64_t spooled;          /* spool mode: records copied into the spool so far (records
+				    * counts those turned into events) */
 };
 
 struct collect;
@@ -173,7 +184,8 @@ int collect_record(void *ctx, const struct uprobe_event *ev, size_t size);
  * than the window. */
 int collect_tick(struct collect *c);
 
-/* uprobe_drain(l, collect_record, c) then collect_tick(c): returns the records drained. */
+/* uprobe_drain(l, collect_record, c) then collect_tick(c): returns the records drained. In spool
+ * mode: the records go into the spool, then (no shaping thread running) are shaped at once. */
 int collect_drain(struct collect *c);
 
 /* Releases every held event, writes the final loss records, flushes the writer. *lost (may be
@@ -183,9 +195,11 @@ int collect_finish(struct collect *c, uint64_t *lost);
 const struct collect_stats *collect_stats(const struct collect *c);
 
 /* Drains on a thread of its own every period_ms until collect_bg_stop, so that the caller may
- * block (on a cluster, a load) while the ring buffer keeps being emptied. While it runs, the
- * caller may call only collect_set_node, collect_bg_stats and collect_bg_stop (they take the
- * collector's lock). collect_bg_stop returns the first drain error (the thread stops at it). */
+ * block (on a cluster, a load) while the ring buffer keeps being emptied (spool mode: and shapes
+ * on a second, idle-priority thread). While it runs, the caller may call only collect_set_node,
+ * collect_bg_stats and collect_bg_stop. collect_bg_stop returns the first error of either thread
+ * (the thread stops at it); in spool mode it first lets the shaping thread, back at normal
+ * priority, catch up with the spool. */
 int collect_bg_start(struct collect *c, unsigned period_ms);
 int collect_bg_stop(struct collect *c);
 /* A copy of the stats, taken under the lock (for progress output). */

@@ -50,6 +50,10 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 			int (*shape)(void *ctx, struct collect_shape *s), void *shape_ctx, struct spt_writer **w,
 			struct collect **col, bool *bg);
 
+/* A progress line on stderr (nothing with --json): seconds since t0_ms, what, and the records
+ * captured and events written so far (events follow the records at idle priority). */
+void record_progress(const struct cli *c, struct collect *col, uint64_t t0_ms, const char *what);
+
 /* argv[1] is the system's name; the rest are its options. */
 int record_etcd(int argc, char **argv);
 int record_zookeeper(int argc, char **argv);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "collect.h"
+#include "supervise.h"
 #include "spectap/trace.h"
 
 int record_common_opt(struct cli *c, int opt, const char *arg, struct record_common *rc, unsigned min_nodes,
@@ -79,12 +80,34 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 	struct spt_diag d = {""};
 	if (spt_writer_open(rc->out, &h, &wo, w, &d))
 		return cli_fail(c, "%s", d.msg);
+	/* Spooled next to the trace: the records are shaped at idle priority, behind the drain,
+	 * so the capture does not take CPU from the system it watches (collect.h). */
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", rc->out);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
 	struct collect_opts copts = {.sz = sizeof(copts), .shape = shape, .shape_ctx = shape_ctx,
-				     .named_pids_only = true};
+				     .named_pids_only = true, .spool = true, .spool_dir = dir};
 	if (collect_new(*w, table, l, &copts, col, err, sizeof(err)))
 		return cli_fail(c, "%s", err);
 	if (collect_bg_start(*col, 10))
 		return cli_fail(c, "%s", collect_error(*col));
 	*bg = true;
 	return CLI_OK;
+}
+
+void record_progress(const struct cli *c, struct collect *col, uint64_t t0_ms, const char *what)
+{
+	struct collect_stats st;
+
+	if (c->json)
+		return;
+	collect_bg_stats(col, &st);
+	fprintf(stderr, "spectap record: [%5.1fs] %s (%" PRIu64 " records captured, %" PRIu64 " events written)\n",
+		(double)(sup_now_ms() - t0_ms) / 1000.0, what, st.spooled, st.events);
 }

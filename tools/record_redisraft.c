@@ -56,13 +56,8 @@ struct session {
 static void progress(void *ctx, const char *what)
 {
 	struct session *s = ctx;
-	struct collect_stats st;
 
-	if (s->c->json)
-		return;
-	collect_bg_stats(s->col, &st);
-	fprintf(stderr, "spectap record: [%5.1fs] %s (%" PRIu64 " events so far)\n",
-		(double)(sup_now_ms() - s->t0_ms) / 1000.0, what, st.events);
+	record_progress(s->c, s->col, s->t0_ms, what);
 }
 
 static void name_node(void *ctx, unsigned node, int pid)

@@ -99,6 +99,13 @@ static __always_inline __u64 extend(__u64 v, __u32 size, __u32 flags)
 
 /* ARRAY read i: the u64 at off of up to size elements from v, the element count being the
  * value of the earlier read len_read (already in e). block is zeroed. Returns 1 if it faulted. */
+/* No process maps the lowest 64 KiB (vm.mmap_min_addr's default): an address there is a NULL
+ * pointer plus a field offset (a heartbeat without entries, an empty slot). Reading it would
+ * fault, and a fault taken inside the probe costs microseconds (about 7 us on a PVM guest,
+ * bench/RESULTS.md), more than all the other reads of a record together: count it as the
+ * faulted read it would be without taking the fault. */
+#define LOW_ADDR 0x10000ull
+
 static __always_inline int read_array(const struct uprobe_read *r, const struct uprobe_event *e, __u32 i,
 				      __u64 v, __u64 *val, __u64 *block)
 {
@@ -121,6 +128,8 @@ static __always_inline int read_array(const struct uprobe_read *r, const struct 
 	for (int j = 0; j < UPROBE_MAX_ELEMS; j++) {
 		if ((__u64)j >= n)
 			break;
+		if (base + (__u64)j * stride < LOW_ADDR)
+			return 1;
 		if (bpf_probe_read_user(&block[j], sizeof(block[j]), (const void *)(base + (__u64)j * stride)))
 			return 1; /* the helper zeroed element j; the later ones are still 0 */
 	}
@@ -148,7 +157,7 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 		if (k >= r->nderef)
 			break;
 		__u64 p = v + (__s64)r->deref_off[k];
-		if (bpf_probe_read_user(&v, sizeof(v), (const void *)p))
+		if (p < LOW_ADDR || bpf_probe_read_user(&v, sizeof(v), (const void *)p))
 			return 1;
 	}
 	if (kind == UPROBE_READ_VALUE) {
@@ -157,7 +166,7 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 	}
 	if (kind == UPROBE_READ_MEM) {
 		__u64 m = 0;
-		if (size == 0 || size > 8)
+		if (size == 0 || size > 8 || v + (__s64)r->off < LOW_ADDR)
 			return 1;
 		if (bpf_probe_read_user(&m, size & 15, (const void *)(v + (__s64)r->off)))
 			return 1;
@@ -165,7 +174,7 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 		return 0;
 	}
 	if (kind == UPROBE_READ_BLOCK && block) {
-		if (size == 0 || size > UPROBE_MAX_BLOCK)
+		if (size == 0 || size > UPROBE_MAX_BLOCK || v + (__s64)r->off < LOW_ADDR)
 			return 1;
 		if (bpf_probe_read_user(block, size & (2 * UPROBE_MAX_BLOCK - 1),
 					(const void *)(v + (__s64)r->off)))

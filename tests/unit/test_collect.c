@@ -152,7 +152,7 @@ struct fixture {
 	int pid, go;
 };
 
-static bool setup(struct fixture *fx, size_t ringbuf_bytes)
+static bool setup(struct fixture *fx, size_t ringbuf_bytes, const struct collect_opts *co)
 {
 	static const char *const nodes[] = {"t1"};
 	struct uprobe_loader_opts lo = {.ringbuf_bytes = ringbuf_bytes};
@@ -175,7 +175,7 @@ static bool setup(struct fixture *fx, size_t ringbuf_bytes)
 	CHECKF(spt_writer_open(fx->path, &h, &wo, &fx->w, &d) == 0, "%s", d.msg);
 	if (!fx->w)
 		return false;
-	CHECKF(collect_new(fx->w, &t, fx->l, NULL, &fx->c, err, sizeof(err)) == 0, "%s", err);
+	CHECKF(collect_new(fx->w, &t, fx->l, co, &fx->c, err, sizeof(err)) == 0, "%s", err);
 	if (!fx->c)
 		return false;
 	fx->pid = spawn_held(&fx->go, CALLS);
@@ -296,7 +296,7 @@ static void test_collect_step(void)
 
 	if (!need_bpf(__func__))
 		return;
-	if (!setup(&fx, 0))
+	if (!setup(&fx, 0, NULL))
 		goto cleanup;
 	status = run_and_collect(fx.c, fx.pid, fx.go, false);
 	fx.go = -1;
@@ -323,6 +323,65 @@ cleanup:
 	teardown(&fx);
 }
 
+/* Spool mode (collect_opts.spool) gives the same trace as live shaping: drained inline, and
+ * with the drain and shaping threads; the pid's node is given through the spool (only named
+ * pids are kept), and the spool leaves no file behind. */
+static void test_collect_step_spooled(void)
+{
+	for (int threads = 0; threads <= 1; threads++) {
+		const struct spt_trace_info *info = NULL;
+		struct spt_reader *r = NULL;
+		struct spt_diag d = {""};
+		struct fixture fx;
+		uint64_t lost = 1, n;
+		int status = -1;
+
+		if (!need_bpf(__func__))
+			return;
+		printf("  %s\n", threads ? "drain and shaping threads" : "collect_drain inline");
+		if (!setup(&fx, 0, &(struct collect_opts){.sz = sizeof(struct collect_opts), .named_pids_only = true,
+							   .spool = true, .spool_dir = "/tmp"}))
+			goto cleanup;
+		if (threads) {
+			CHECKF(collect_bg_start(fx.c, 10) == 0, "%s", collect_error(fx.c));
+			if (write(fx.go, "g", 1) != 1)
+				kill(fx.pid, SIGKILL);
+			close(fx.go);
+			fx.go = -1;
+			for (int i = 0; i < 6000 && waitpid(fx.pid, &status, WNOHANG) != fx.pid; i++)
+				nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+			status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+			/* The drain thread empties the ring every 10 ms: wait for it, not a fixed time. */
+			struct collect_stats live = {0};
+			for (int i = 0; i < 500 && live.spooled < CALLS; i++) {
+				nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+				collect_bg_stats(fx.c, &live);
+			}
+			CHECKF(live.spooled == CALLS, "spooled %llu while running", (unsigned long long)live.spooled);
+			CHECKF(collect_bg_stop(fx.c) == 0, "%s", collect_error(fx.c));
+			CHECK(collect_drain(fx.c) == 0);
+		} else {
+			status = run_and_collect(fx.c, fx.pid, fx.go, false);
+			fx.go = -1;
+		}
+		CHECKF(status == 0, "target exit status %d", status);
+		CHECKF(collect_finish(fx.c, &lost) == 0, "%s", collect_error(fx.c));
+		CHECK(lost == 0);
+		const struct collect_stats *st = collect_stats(fx.c);
+		CHECKF(st->spooled == CALLS && st->records == CALLS && st->events == CALLS && st->foreign == 0,
+		       "spooled %llu records %llu events %llu foreign %llu", (unsigned long long)st->spooled,
+		       (unsigned long long)st->records, (unsigned long long)st->events, (unsigned long long)st->foreign);
+		CHECK(st->faulted_reads == 5 * (CALLS / 1000));
+		CHECKF(spt_writer_close(fx.w, &d) == 0, "%s", d.msg);
+		fx.w = NULL;
+		n = read_back(fx.path, true, &info, &r);
+		CHECKF(n == CALLS, "%llu events read back", (unsigned long long)n);
+		spt_reader_close(r);
+	cleanup:
+		teardown(&fx);
+	}
+}
+
 /* A one-page ring buffer drained only at the end: most records are lost, and every loss is in
  * the trace as a loss record. */
 static void test_collect_forced_loss(void)
@@ -338,7 +397,7 @@ static void test_collect_forced_loss(void)
 
 	if (!need_bpf(__func__))
 		return;
-	if (!setup(&fx, (size_t)sysconf(_SC_PAGESIZE)))
+	if (!setup(&fx, (size_t)sysconf(_SC_PAGESIZE), NULL))
 		goto cleanup;
 	status = run_and_collect(fx.c, fx.pid, fx.go, true);
 	fx.go = -1;
@@ -646,6 +705,7 @@ int main(int argc, char **argv)
 	uprobe_loader_close(l);
 
 	RUN(test_collect_step);
+	RUN(test_collect_step_spooled);
 	RUN(test_collect_forced_loss);
 	RUN(test_bad_tables);
 	RUN(test_synthetic_order_and_gaps);
