@@ -3,7 +3,9 @@
  *
  *	bench_etcd [--parts puts,hits,rate] [--rounds 5] [--puts 2000] [--concurrency 8]
  *	           [--calls 20000] [--reps 7] [--rate-ms 3000] [--threads 1,2,4]
- *	           [--log-terms 1000] [--etcd /usr/bin/etcd] [--putload P] [--hitloop P]
+ *	           [--log-terms 1000] [--live] [--etcd /usr/bin/etcd] [--putload P] [--hitloop P]
+ *
+ * --live: the collector shapes records as it drains them (no spool: collect_opts.spool).
  *
  * Needs root (BPF). putload and hitloop default to build/tools/putload and build/bench/hitloop,
  * found beside this binary. Exit status: 0 done, 1 failed, 2 usage. */
@@ -42,7 +44,7 @@ static const char *beside(char *buf, size_t size, const char *rel)
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_etcd: %s\nusage: bench_etcd [--parts puts,hits,rate] [--rounds N] [--puts N] "
-			"[--concurrency N] [--calls N] [--reps N] [--rate-ms MS] [--threads 1,2,4] [--log-terms N] "
+			"[--concurrency N] [--calls N] [--reps N] [--rate-ms MS] [--threads 1,2,4] [--log-terms N] [--live] "
 			"[--etcd P] [--putload P] [--hitloop P]\n", msg);
 	return 2;
 }
@@ -67,7 +69,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "rate-ms", required_argument, NULL, 'm' }, { "threads", required_argument, NULL, 't' },
 		{ "etcd", required_argument, NULL, 'e' },    { "putload", required_argument, NULL, 'P' },
 		{ "hitloop", required_argument, NULL, 'H' }, { "log-terms", required_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
+		{ "live", no_argument, NULL, 'l' },          { NULL, 0, NULL, 0 },
 	};
 	char *tok, *save;
 	int opt;
@@ -99,6 +101,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'R': if (!parse_u(optarg, &o->reps)) return usage("--reps"); break;
 		case 'm': if (!parse_u(optarg, &o->rate_ms)) return usage("--rate-ms"); break;
 		case 'L': if (!parse_u(optarg, &o->log_terms)) return usage("--log-terms"); break;
+		case 'l': o->live = true; break;
 		case 'e': o->etcd = optarg; break;
 		case 'P': o->putload = optarg; break;
 		case 'H': o->hitloop = optarg; break;

@@ -21,6 +21,7 @@ struct bench_opts {
 	const char *etcd, *putload, *hitloop;
 	unsigned rounds, puts, concurrency; /* puts */
 	unsigned log_terms;                 /* puts: the shaper's (0: record's default, 1000) */
+	bool live;                          /* puts: the collector shapes as it drains (no spool) */
 	unsigned calls, reps;               /* hits: calls per timed run, runs */
 	unsigned rate_ms;                   /* rate: each run */
 	unsigned threads[BENCH_MAX_THREADS], nthreads;

@@ -121,7 +121,8 @@ static int one_run(struct etcd_cluster *cl, const struct bench_opts *o, bool on,
 	struct attach_ctx a = { o->etcd, { 0, 0 } };
 	struct capture *cap = NULL;
 	struct capture_cfg cfg = { .attach = attach_etcd, .ctx = &a, .table = etcd_probe_table(), .etcd_shape = true,
-				   .log_terms = o->log_terms, .system = "etcd", .nodes = names, .n_nodes = 3 };
+				   .log_terms = o->log_terms, .system = "etcd", .nodes = names, .n_nodes = 3,
+				   .live = o->live };
 	int rc;
 
 	memset(r, 0, sizeof(*r));

@@ -5,6 +5,11 @@
  * the order alternating; each run is redis-benchmark's INCR against the leader.
  *
  *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8] [--log-terms 1000] [--live]
+ *			[--probes-only]
+ *
+ * --live: the collector shapes as it drains (no spool); --probes-only: nothing drains the ring
+ * during the load (keep --requests small enough for the 64 MiB ring: about 2,000), so the probes'
+ * cost is seen without the collector's.
  *
  * Needs root (BPF), redis-server and redis-benchmark. Exit status: 0 done, 1 failed, 2 usage. */
 #include <errno.h>
@@ -27,6 +32,7 @@ struct opts {
 	unsigned rounds, requests, clients;
 	unsigned log_terms; /* the shaper's (0: record's default, 1000) */
 	bool live;          /* the collector shapes while it drains (no spool) */
+	bool probes_only;   /* no drain during the load (the ring holds it): the probes' cost alone */
 };
 
 struct run {
@@ -40,7 +46,7 @@ struct run {
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_redisraft: %s\nusage: bench_redisraft --module PATH [--rounds N] [--requests N] "
-			"[--clients N] [--log-terms N] [--live]\n", msg);
+			"[--clients N] [--log-terms N] [--live] [--probes-only]\n", msg);
 	return 2;
 }
 
@@ -91,7 +97,8 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 			return rc;
 		struct capture_cfg cfg = {.attach = attach, .ctx = (void *)o->module, .table = rr_probe_table(),
 					  .shape = rr_shape_event, .shape_ctx = shape, .system = "redisraft",
-					  .nodes = nodes, .n_nodes = cl->n, .live = o->live};
+					  .nodes = nodes, .n_nodes = cl->n, .live = o->live,
+					  .defer_drain = o->probes_only};
 		if ((rc = capture_start(&cap, &cfg, err, sizeof(err)))) {
 			fprintf(stderr, "bench_redisraft: probes: %s\n", err);
 			rr_shape_free(shape);
@@ -137,6 +144,7 @@ static int parse(int argc, char **argv, struct opts *o)
 					   {"clients", required_argument, NULL, 'c'},
 					   {"log-terms", required_argument, NULL, 'l'},
 					   {"live", no_argument, NULL, 'L'},
+					   {"probes-only", no_argument, NULL, 'P'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	int ch;
@@ -152,8 +160,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->module = optarg;
 			continue;
 		}
-		if (ch == 'L') {
-			o->live = true;
+		if (ch == 'L' || ch == 'P') {
+			*(ch == 'L' ? &o->live : &o->probes_only) = true;
 			continue;
 		}
 		if (ch == '?')

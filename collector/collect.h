@@ -126,14 +126,18 @@ struct collect_opts {
 	bool named_pids_only; /* drop (and count in stats.foreign) records of pids never given to
 			       * collect_set_node: other processes running the probed binary */
 	/* Spool mode: draining (collect_drain, the drain thread) only copies the records into an
-	 * unnamed file in spool_dir (NULL: /tmp); a second thread started by collect_bg_start, at
-	 * idle priority (SCHED_IDLE), turns them into events behind it, and collect_finish shapes
-	 * what is left. The trace is the same as live (the same records, ticks and
-	 * collect_set_node calls in the same order); only when the work is done changes, so a
-	 * capture of a system that keeps every CPU busy does not take CPU from it while it runs.
-	 * Costs disk: the header and reads of every record, and the blocks that are not zeros. */
+	 * unnamed file in spool_dir (NULL: /tmp); the records are turned into events later: by a
+	 * second thread started by collect_bg_start, at idle priority (SCHED_IDLE), once
+	 * spool_backlog bytes (0: 256 MiB) wait, until it has caught up; and by collect_bg_stop
+	 * and collect_finish for the rest. The trace is the same as live (the same records, ticks
+	 * and collect_set_node calls in the same order); only when the work is done changes, so
+	 * that the capture takes as little as it can from the system it watches while it runs
+	 * (bench/RESULTS.md: shaping along, even at idle priority, cost RedisRaft 0.85 -> 0.72 of
+	 * its throughput on 2 vCPUs). Costs disk: about the header and reads of every record (the
+	 * blocks that are all zeros are left out). */
 	bool spool;
 	const char *spool_dir;
+	uint64_t spool_backlog;
 };
 
 struct collect_stats {

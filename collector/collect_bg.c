@@ -87,12 +87,23 @@ static void *shaper_main(void *arg)
 	struct collect *c = arg;
 	struct sched_param sp = {0};
 
+	bool catching_up = false;
+
 	/* Best effort: without it the shaping only competes at normal priority. */
 	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
 	for (;;) {
 		bool stop = atomic_load(&c->shaper_stop);
+		struct spool_stats ss;
 		int r;
 
+		/* Even at idle priority, shaping on the machine under test slows it (caches, wakeups,
+		 * a shared core): wait until the backlog is worth it or the capture is over. */
+		spool_stats(c->spool, &ss);
+		if (!stop && !catching_up && ss.bytes_written - ss.bytes_read < c->spool_backlog) {
+			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+			continue;
+		}
+		catching_up = true;
 		pthread_mutex_lock(&c->lock);
 		r = collect_shape_spool(c, SHAPE_BATCH);
 		collect_publish_stats(c);
@@ -102,11 +113,9 @@ static void *shaper_main(void *arg)
 			return NULL;
 		}
 		if (r == 0) {
-			struct timespec ts = {0, 10 * 1000 * 1000};
-
 			if (stop)
 				return NULL; /* the drain thread ended before the stop: all is read */
-			nanosleep(&ts, NULL);
+			catching_up = false;
 		}
 	}
 }

@@ -15,6 +15,7 @@
 #define DEFAULT_WINDOW_NS (50ull * 1000 * 1000)
 #define DEFAULT_MAX_PENDING 65536
 #define MAX_CPUS 4096
+#define DEFAULT_SPOOL_BACKLOG (256ull << 20)
 
 struct probe {
 	uint32_t id;
@@ -92,6 +93,7 @@ struct collect {
 	/* Spool mode (collect_opts.spool): the drain only copies records into the spool; the
 	 * shaping thread (or collect_drain/collect_finish without it) turns them into events. */
 	struct spool *spool;
+	uint64_t spool_backlog; /* bytes left unshaped before the shaping thread starts on them */
 	pthread_mutex_t spool_lock; /* the spool's writer side: the drain and collect_set_node */
 	_Atomic uint64_t spooled;
 	pthread_t shaper;

@@ -191,6 +191,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	started = false;
 	bg = false;
 	uint64_t lost = 0;
+	progress(&ss, "turning the captured records into events");
 	if (collect_bg_stop(col) < 0 || collect_drain(col) < 0 || collect_finish(col, &lost) < 0) {
 		cli_fail(c, "%s", collect_error(col));
 		goto out;

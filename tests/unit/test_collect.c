@@ -328,7 +328,9 @@ cleanup:
  * pids are kept), and the spool leaves no file behind. */
 static void test_collect_step_spooled(void)
 {
-	for (int threads = 0; threads <= 1; threads++) {
+	static const char *const modes[] = {"collect_drain inline", "threads, shaped at the stop",
+					    "threads, shaped along (backlog of 1 byte)"};
+	for (int threads = 0; threads <= 2; threads++) {
 		const struct spt_trace_info *info = NULL;
 		struct spt_reader *r = NULL;
 		struct spt_diag d = {""};
@@ -338,9 +340,10 @@ static void test_collect_step_spooled(void)
 
 		if (!need_bpf(__func__))
 			return;
-		printf("  %s\n", threads ? "drain and shaping threads" : "collect_drain inline");
+		printf("  %s\n", modes[threads]);
 		if (!setup(&fx, 0, &(struct collect_opts){.sz = sizeof(struct collect_opts), .named_pids_only = true,
-							   .spool = true, .spool_dir = "/tmp"}))
+							   .spool = true, .spool_dir = "/tmp",
+							   .spool_backlog = threads == 2 ? 1 : 0}))
 			goto cleanup;
 		if (threads) {
 			CHECKF(collect_bg_start(fx.c, 10) == 0, "%s", collect_error(fx.c));
@@ -358,6 +361,18 @@ static void test_collect_step_spooled(void)
 				collect_bg_stats(fx.c, &live);
 			}
 			CHECKF(live.spooled == CALLS, "spooled %llu while running", (unsigned long long)live.spooled);
+			/* Shaped along: every record is taken while the capture runs (the last ones wait in
+			 * the reorder window for the stop); else none is before the stop. */
+			for (int i = 0; i < 500 && threads == 2 && live.records < CALLS; i++) {
+				nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+				collect_bg_stats(fx.c, &live);
+			}
+			if (threads == 2)
+				CHECKF(live.records == CALLS && live.events > 0, "%llu records shaped, %llu events before the stop",
+				       (unsigned long long)live.records, (unsigned long long)live.events);
+			else
+				CHECKF(live.records == 0 && live.events == 0, "%llu records shaped before the stop",
+				       (unsigned long long)live.records);
 			CHECKF(collect_bg_stop(fx.c) == 0, "%s", collect_error(fx.c));
 			CHECK(collect_drain(fx.c) == 0);
 		} else {
