@@ -168,9 +168,10 @@ int capture_stop(struct capture *c, struct capture_result *r, char *err, size_t 
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	/* From here to the trace closed: in spool mode the shaping of what was spooled too. */
+	double t1 = bench_now_s(), tc1 = bench_thread_cpu_s();
 	rc = c->bg ? collect_bg_stop(c->col) : 0;
 	c->bg = false;
-	double t1 = bench_now_s(), tc1 = bench_thread_cpu_s();
 	if (rc < 0 || (rc = collect_drain(c->col)) < 0 ||
 	    (rc = collect_finish(c->col, &lost)) < 0) {
 		snprintf(err, errlen, "%s", collect_error(c->col));

@@ -54,7 +54,7 @@ struct capture_result {
 	uint64_t bytes;          /* the .spt written */
 	double seconds;          /* collector start to stop */
 	double cpu_s;            /* this process's CPU over that time: the collector's */
-	double drain_s;          /* capture_stop's own drain, finish and close */
+	double drain_s;          /* capture_stop: stopping the drain (shaping what was spooled), drain, finish, close */
 	double drain_cpu_s;      /* the same, its thread's CPU time */
 	uint64_t probes_seen[ETCD_NPROBES]; /* etcd: records per probe (etcd_shape_stats) */
 };

@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 	       "%u rounds of one run without and one with probes, alternating which goes first; states keep "
 	       "%u log terms; the collector %s\n",
 	       o.module, cl.node[leader].name, o.requests, o.clients, o.rounds, o.log_terms ? o.log_terms : 1000,
-	       o.live ? "shapes while it drains (--live)" : "spools and shapes at idle priority");
+	       o.live ? "shapes while it drains (--live)" : "spools, shapes after the load");
 	struct run warm;
 	if ((rc = run_once(&cl, (unsigned)leader, &o, false, &warm)))
 		goto out;
