@@ -133,7 +133,8 @@ int capture_start(struct capture **out, const struct capture_cfg *cfg, char *err
 		goto fail;
 	}
 	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = cfg->etcd_shape || cfg->shape,
-				   .spool = !cfg->live, .spool_dir = "/tmp" };
+				   .spool = !cfg->live,
+				   .spool_dir = cfg->spool_dir ? cfg->spool_dir : "/tmp" };
 	if (cfg->etcd_shape) {
 		co.shape = etcd_shape_event;
 		co.shape_ctx = c->shape;

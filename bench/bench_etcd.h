@@ -43,6 +43,7 @@ struct capture_cfg {
 	unsigned log_terms;    /* the shaper's max_log_terms (0: its default) */
 	bool defer_drain;      /* no drain thread: the ring fills until capture_stop drains it */
 	bool live;             /* shape while draining, not through a spool (collect_opts.spool) */
+	const char *spool_dir; /* where the spool goes (NULL: /tmp) */
 	const char *system;    /* the trace header's */
 	const char *const *nodes;
 	size_t n_nodes;

@@ -5,7 +5,7 @@
  * the order alternating; each run is redis-benchmark's INCR against the leader.
  *
  *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8] [--log-terms 1000] [--live]
- *			[--probes-only]
+ *			[--probes-only] [--spool-dir /tmp]
  *
  * --live: the collector shapes as it drains (no spool); --probes-only: nothing drains the ring
  * during the load (keep --requests small enough for the 64 MiB ring: about 2,000), so the probes'
@@ -33,6 +33,7 @@ struct opts {
 	unsigned log_terms; /* the shaper's (0: record's default, 1000) */
 	bool live;          /* the collector shapes while it drains (no spool) */
 	bool probes_only;   /* no drain during the load (the ring holds it): the probes' cost alone */
+	const char *spool_dir;
 };
 
 struct run {
@@ -46,7 +47,7 @@ struct run {
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_redisraft: %s\nusage: bench_redisraft --module PATH [--rounds N] [--requests N] "
-			"[--clients N] [--log-terms N] [--live] [--probes-only]\n", msg);
+			"[--clients N] [--log-terms N] [--live] [--probes-only] [--spool-dir DIR]\n", msg);
 	return 2;
 }
 
@@ -98,7 +99,7 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 		struct capture_cfg cfg = {.attach = attach, .ctx = (void *)o->module, .table = rr_probe_table(),
 					  .shape = rr_shape_event, .shape_ctx = shape, .system = "redisraft",
 					  .nodes = nodes, .n_nodes = cl->n, .live = o->live,
-					  .defer_drain = o->probes_only};
+					  .defer_drain = o->probes_only, .spool_dir = o->spool_dir};
 		if ((rc = capture_start(&cap, &cfg, err, sizeof(err)))) {
 			fprintf(stderr, "bench_redisraft: probes: %s\n", err);
 			rr_shape_free(shape);
@@ -145,6 +146,7 @@ static int parse(int argc, char **argv, struct opts *o)
 					   {"log-terms", required_argument, NULL, 'l'},
 					   {"live", no_argument, NULL, 'L'},
 					   {"probes-only", no_argument, NULL, 'P'},
+					   {"spool-dir", required_argument, NULL, 'D'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	int ch;
@@ -158,6 +160,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			return usage("what writing costs with and without spectap's probes");
 		if (ch == 'm') {
 			o->module = optarg;
+			continue;
+		}
+		if (ch == 'D') {
+			o->spool_dir = optarg;
 			continue;
 		}
 		if (ch == 'L' || ch == 'P') {

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HEAD_BYTES offsetof(struct uprobe_event, val)
 #define FRAME_MAX (4 + 1 + 2 + sizeof(struct uprobe_event_full) + 4)
 #define READ_CHUNK (1u << 20)
 #define COMMIT_AT (1u << 20) /* the writer's buffer is written out at least this often */
+#define PUNCH_AT (4u << 20)  /* bytes read before they are given back to the file system */
 
 struct spool {
 	int fd;
@@ -31,6 +33,7 @@ struct spool {
 	uint8_t *rbuf;
 	size_t rlen, rpos; /* bytes in rbuf, next frame at rpos */
 	uint64_t roff;     /* file offset of rbuf[rlen] */
+	uint64_t punched;  /* bytes from the start given back (a hole) */
 	_Atomic uint64_t frames_read, bytes_read;
 	struct uprobe_event_full scratch;
 	char err[256];
@@ -235,6 +238,18 @@ uint64_t spool_committed(const struct spool *s)
 
 /* ---- reader --------------------------------------------------------------------------------- */
 
+/* Frees the disk (or, on tmpfs, the memory) of what was read: the spool then holds only the
+ * backlog, however long the capture. Best effort: a file system without holes keeps it all. */
+static void give_back(struct spool *s)
+{
+	uint64_t upto = (s->roff - s->rlen) & ~(uint64_t)(PUNCH_AT - 1);
+
+	if (upto >= s->punched + PUNCH_AT &&
+	    fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s->punched,
+		      (off_t)(upto - s->punched)) == 0)
+		s->punched = upto;
+}
+
 /* Refills rbuf with published bytes after what it holds; returns the bytes added or -errno. */
 static int refill(struct spool *s)
 {
@@ -257,6 +272,7 @@ static int refill(struct spool *s)
 		return fail(s, -errno, "spool: reading at byte %" PRIu64 ": %s", s->roff, strerror(errno));
 	s->rlen += (size_t)r;
 	s->roff += (uint64_t)r;
+	give_back(s);
 	return (int)r;
 }
 
@@ -361,6 +377,13 @@ int spool_read(struct spool *s, size_t max, spool_frame_fn fn, void *ctx)
 			return r;
 		count++;
 	}
+}
+
+uint64_t spool_disk_bytes(const struct spool *s)
+{
+	struct stat st;
+
+	return fstat(s->fd, &st) ? 0 : (uint64_t)st.st_blocks * 512u;
 }
 
 void spool_stats(const struct spool *s, struct spool_stats *out)

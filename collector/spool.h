@@ -6,7 +6,8 @@
  * test keeps its CPU and the spool grows on disk instead of the ring overflowing.
  *
  * The file is unnamed (O_TMPFILE, or created and unlinked at once) in the directory given: a
- * crash leaves nothing behind, and the trace already written is never touched by it.
+ * crash leaves nothing behind, and the trace already written is never touched by it. What has
+ * been read is given back to the file system (a hole), so it holds about the backlog only.
  *
  * Frames, in order: a record (the fixed header, the reads it has, and the 64-byte blocks that are
  * not all zeros; the BPF program zeroes every block it does not fill, so the full record is
@@ -60,6 +61,8 @@ struct spool_stats {
 	uint64_t frames_written, frames_read, bytes_written, bytes_read;
 };
 void spool_stats(const struct spool *s, struct spool_stats *out);
+/* What the file takes on disk now: read parts are given back (holes), about the backlog. */
+uint64_t spool_disk_bytes(const struct spool *s);
 
 const char *spool_error(const struct spool *s);
 

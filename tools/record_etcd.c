@@ -24,6 +24,8 @@ static const char usage[] =
 	"commits), drives puts, runs the scenario, stops everything and writes one trace. At the end\n"
 	"each member's term, commit index and leader in the trace are compared with what etcdctl\n"
 	"reports. Needs root (BPF). Nothing is left running, even on Ctrl-C or an error.\n"
+	"While the cluster runs, the raw records go to an unnamed spool file in OUT's directory\n"
+	"(a few hundred bytes each); they become events when it stops, to take little CPU from it.\n"
 	"\n"
 	"  --scenario NAME  initial-election, steady-writes (300 puts), leader-kill (SIGKILL the\n"
 	"                   leader), follower-pause (SIGSTOP a follower for 3 election timeouts),\n"

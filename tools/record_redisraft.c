@@ -26,6 +26,8 @@ static const char usage[] =
 	"commits, votes, terms), drives INCRs, runs the scenario, stops everything and writes one\n"
 	"trace. At the end each node's term, role, commit index and leader in the trace are compared\n"
 	"with its INFO raft. Needs root (BPF). Nothing is left running, even on Ctrl-C or an error.\n"
+	"While the cluster runs, the raw records go to an unnamed spool file in OUT's directory\n"
+	"(a few hundred bytes each); they become events when it stops, to take little CPU from it.\n"
 	"\n"
 	"  --module PATH    redisraft.so (default: $SPECTAP_REDISRAFT_MODULE)\n"
 	"  --scenario NAME  initial-election, steady-writes, leader-kill, follower-pause,\n"

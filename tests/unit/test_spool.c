@@ -126,6 +126,9 @@ static void test_round_trip_behind_the_writer(void)
 	CHECKF(ss.bytes_written < (uint64_t)NREC * sizeof(struct uprobe_event_full) / 2, "%llu bytes",
 	       (unsigned long long)ss.bytes_written);
 	CHECK(ss.bytes_read == ss.bytes_written);
+	/* What was read went back to the file system: about the last few MiB stay. */
+	CHECKF(spool_disk_bytes(s) < ss.bytes_written / 2, "%llu of %llu bytes still on disk",
+	       (unsigned long long)spool_disk_bytes(s), (unsigned long long)ss.bytes_written);
 	spool_close(s);
 }
 
