@@ -166,7 +166,8 @@ static int read_syms(struct cbin *c, char *errbuf)
 		if (pass == 0 && !(c->strtab = malloc(strbytes ? strbytes : 1)))
 			goto nomem;
 	}
-	qsort(c->syms, c->nsyms, sizeof(*c->syms), sym_by_name);
+	if (c->nsyms)
+		qsort(c->syms, c->nsyms, sizeof(*c->syms), sym_by_name);
 	return 0;
 nomem:
 	cbin_err(errbuf, "%s: out of memory reading its symbols", c->base);
@@ -259,9 +260,13 @@ static int index_dwarf(struct cbin *c, char *errbuf)
 			 c->base);
 		return -ENODATA;
 	}
-	qsort(c->funcs, c->nfuncs, sizeof(*c->funcs), by_name);
-	qsort(c->types, c->ntypes, sizeof(*c->types), by_name);
-	qsort(c->inl, c->ninl, sizeof(*c->inl), off_cmp);
+	/* qsort must not see NULL, even with no element: a module built without inlining has none. */
+	if (c->nfuncs)
+		qsort(c->funcs, c->nfuncs, sizeof(*c->funcs), by_name);
+	if (c->ntypes)
+		qsort(c->types, c->ntypes, sizeof(*c->types), by_name);
+	if (c->ninl)
+		qsort(c->inl, c->ninl, sizeof(*c->inl), off_cmp);
 	return 0;
 }
 

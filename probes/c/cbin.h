@@ -136,6 +136,8 @@ struct cbin_sites {
 #define CBIN_CALLSITE_STACK_ADJ (-8)
 int cbin_call_sites(const struct cbin *c, const struct cbin_func *f, struct cbin_sites *s, char *errbuf);
 void cbin_sites_free(struct cbin_sites *s);
+/* The entry of the function (symbol) whose code holds va, e.g. a call site's caller; 0: none. */
+uint64_t cbin_function_at(const struct cbin *c, uint64_t va);
 /* 1 when f starts with a 5-byte nop (`nopl 0(%rax,%rax,1)`, with any displacement: what
  * clang's -fpatchable-function-entry=5 puts there): the kernel turns a uprobe on it into a
  * call, no trap, the cheapest site there is (docs/systems/redisraft.md). */

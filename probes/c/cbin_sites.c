@@ -156,6 +156,14 @@ out:
 	return rc;
 }
 
+uint64_t cbin_function_at(const struct cbin *c, uint64_t va)
+{
+	for (size_t k = 0; k < c->nsyms; k++)
+		if (c->syms[k].size && va >= c->syms[k].value && va - c->syms[k].value < c->syms[k].size)
+			return c->syms[k].value;
+	return 0;
+}
+
 void cbin_sites_free(struct cbin_sites *s)
 {
 	free(s->va);

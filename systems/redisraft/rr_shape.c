@@ -388,6 +388,15 @@ int rr_shape_event(void *ctx, struct collect_shape *cs)
 	last = last_index(ev, RS_LOG0, RS_LOG1);
 	if (last >= 0 && (size_t)last != n->nterms && (r = log_resize(s, n, (size_t)last)))
 		return r;
+	/* The leader's append inside raft_recv_entry is not probed (rr_probes.c): the entry it
+	 * added is the last one, with the term the call gave it (args: type, entryId, entryTerm,
+	 * ret). */
+	if (pi->id == RR_P_RECV_ENTRY && last >= 1 && (size_t)last == n->nterms && !faulted(ev, RS_ARG(2)) &&
+	    !faulted(ev, RS_ARG(3)) && ev->val[RS_ARG(3)] == 0 && n->terms[last - 1] == 0) {
+		n->terms[last - 1] = (int64_t)ev->val[RS_ARG(2)];
+		s->st.unknown_terms--;
+		n->log_dirty = true;
+	}
 	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
 		if (msgs[i].id == pi->id)
 			mk = &msgs[i];

@@ -174,6 +174,11 @@ static void test_call_sites(void)
 		if (fd >= 0)
 			close(fd);
 		CHECK(cs.va[0] != f.entry);
+		struct cbin_func caller;
+		CHECKF(cbin_func_find(c, "main", &caller, err) == 0, "%s", err);
+		CHECK(cbin_function_at(c, cs.va[0]) == caller.entry); /* main calls it */
+		CHECK(cbin_function_at(c, f.entry) == f.entry);
+		CHECK(cbin_function_at(c, 0) == 0);
 	}
 	cbin_sites_free(&cs);
 	CHECKF(cbin_func_find(c, "raft_depth", &f, err) == 0, "%s", err);
