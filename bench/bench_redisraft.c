@@ -166,8 +166,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->spool_dir = optarg;
 			continue;
 		}
-		if (ch == 'L' || ch == 'P') {
-			*(ch == 'L' ? &o->live : &o->probes_only) = true;
+		if (ch == 'L') {
+			o->live = true;
+			continue;
+		}
+		if (ch == 'P') {
+			o->probes_only = true;
 			continue;
 		}
 		if (ch == '?')

@@ -3,6 +3,7 @@
 #include "collect_priv.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,13 +28,12 @@ void collect_bg_stats(struct collect *c, struct collect_stats *out)
 
 /* ---- spool mode ----------------------------------------------------------------------------- */
 
+/* A record of neither size stops the drain with the spool's message; one whose size field
+ * disagrees is copied as it is and refused by collect_record when shaped, as it would be live. */
 static int spool_one(void *ctx, const struct uprobe_event *ev, size_t size)
 {
 	struct collect *c = ctx;
 
-	if (size < sizeof(*ev) || ev->size != size ||
-	    (size != sizeof(struct uprobe_event) && size != sizeof(struct uprobe_event_full)))
-		return -EPROTO; /* collect_record names it when the spool is shaped: keep it */
 	return spool_add_record(c->spool, ev, size);
 }
 
@@ -76,7 +76,9 @@ int collect_shape_spool(struct collect *c, size_t max)
 	int r;
 
 	c->err[0] = '\0';
-	r = spool_read(c->spool, max, on_frame, c);
+	do /* max 0: all, however many bites of INT_MAX frames that takes */
+		r = spool_read(c->spool, max, on_frame, c);
+	while (!max && r == INT_MAX);
 	if (r < 0 && !c->err[0])
 		collect_fail(c, r, "collector: %s", spool_error(c->spool));
 	return r;
@@ -86,7 +88,6 @@ static void *shaper_main(void *arg)
 {
 	struct collect *c = arg;
 	struct sched_param sp = {0};
-
 	bool catching_up = false;
 
 	/* Best effort: without it the shaping only competes at normal priority. */

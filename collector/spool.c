@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -327,6 +328,8 @@ int spool_read(struct spool *s, size_t max, spool_frame_fn fn, void *ctx)
 	char name[4097];
 	int count = 0;
 
+	if (max == 0 || max > INT_MAX)
+		max = INT_MAX; /* the count is an int: "all" is read in bites of this many */
 	for (;;) {
 		uint64_t at = 0;
 		uint32_t len = 0;
@@ -334,7 +337,7 @@ int spool_read(struct spool *s, size_t max, spool_frame_fn fn, void *ctx)
 		const uint8_t *p;
 		int r;
 
-		if (max && (size_t)count >= max)
+		if ((size_t)count >= max)
 			return count;
 		if (s->rlen - s->rpos >= 4) {
 			memcpy(&len, s->rbuf + s->rpos, 4);

@@ -51,7 +51,8 @@ int spool_commit(struct spool *s);
 /* Bytes published so far (safe to call from the reader's thread). */
 uint64_t spool_committed(const struct spool *s);
 
-/* Reader side: calls fn for the frames published after the last one read, at most max (0: all);
+/* Reader side: calls fn for the frames published after the last one read, at most max (0: all,
+ * up to INT_MAX);
  * stops at fn's first non-zero return and returns it, else the number of frames read. */
 typedef int (*spool_frame_fn)(void *ctx, const struct spool_frame *f);
 int spool_read(struct spool *s, size_t max, spool_frame_fn fn, void *ctx);

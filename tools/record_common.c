@@ -1,5 +1,6 @@
 /* The options every spectap record command shares; see record.h. */
 #include <getopt.h>
+#include <libgen.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -82,17 +83,10 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 		return cli_fail(c, "%s", d.msg);
 	/* Spooled next to the trace: the records are shaped at idle priority, behind the drain,
 	 * so the capture does not take CPU from the system it watches (collect.h). */
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", rc->out);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	char out_copy[4096];
+	snprintf(out_copy, sizeof(out_copy), "%s", rc->out);
 	struct collect_opts copts = {.sz = sizeof(copts), .shape = shape, .shape_ctx = shape_ctx,
-				     .named_pids_only = true, .spool = true, .spool_dir = dir};
+				     .named_pids_only = true, .spool = true, .spool_dir = dirname(out_copy)};
 	if (collect_new(*w, table, l, &copts, col, err, sizeof(err)))
 		return cli_fail(c, "%s", err);
 	if (collect_bg_start(*col, 10))
