@@ -4,8 +4,13 @@
  * probe set, the RedisRaft shaper, the collector draining every 10 ms into a temporary .spt),
  * the order alternating; each run is redis-benchmark's INCR against the leader.
  *
- *	bench_redisraft --module PATH [--rounds 5] [--requests 4000] [--clients 8] [--log-terms 1000] [--live]
- *			[--probes-only] [--spool-dir /tmp]
+ *	bench_redisraft --module PATH [--rounds 5] [--requests 20000] [--clients 8] [--log-terms 1000] [--live]
+ *			[--probes-only] [--spool-dir /tmp] [--data-dir /tmp]
+ *
+ * Runs last seconds, not one: the servers fsync every batch, and on a virtual disk a second's
+ * throughput moves by a third from run to run (bench/RESULTS.md). --data-dir: where the nodes'
+ * directories go (/dev/shm: fsync costs nothing, the servers are CPU-bound, the probes' CPU shows
+ * in full).
  *
  * --live: the collector shapes as it drains (no spool); --probes-only: nothing drains the ring
  * during the load (keep --requests small enough for the 64 MiB ring: about 2,000), so the probes'
@@ -15,6 +20,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,7 @@ struct opts {
 	bool live;          /* the collector shapes while it drains (no spool) */
 	bool probes_only;   /* no drain during the load (the ring holds it): the probes' cost alone */
 	const char *spool_dir;
+	const char *data_dir; /* where the cluster's work directory is made */
 };
 
 struct run {
@@ -41,13 +48,14 @@ struct run {
 	double redis_cpu_s; /* the three servers' CPU over the run */
 	uint64_t events, lost;
 	double collector_cpu_s;
+	double collector_load_cpu_s; /* the part of it spent during the load (draining the ring) */
 	double finish_s; /* from the end of the load to the trace closed (shaping what was spooled) */
 };
 
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_redisraft: %s\nusage: bench_redisraft --module PATH [--rounds N] [--requests N] "
-			"[--clients N] [--log-terms N] [--live] [--probes-only] [--spool-dir DIR]\n", msg);
+			"[--clients N] [--log-terms N] [--live] [--probes-only] [--spool-dir DIR] [--data-dir DIR]\n", msg);
 	return 2;
 }
 
@@ -108,13 +116,15 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 		for (unsigned i = 0; i < cl->n; i++)
 			capture_name(cap, rr_cluster_pid(cl, i), cl->node[i].name);
 	}
-	double cpu0 = 0;
+	double cpu0 = 0, cpu_start = bench_cpu_s();
 	for (unsigned i = 0; i < cl->n; i++)
 		cpu0 += bench_proc_cpu_s(rr_cluster_pid(cl, i));
 	rc = load(cl, leader, o, r);
 	for (unsigned i = 0; i < cl->n; i++)
 		r->redis_cpu_s += bench_proc_cpu_s(rr_cluster_pid(cl, i));
 	r->redis_cpu_s -= cpu0;
+	/* This process's CPU during the load is its collector threads': main only waits. */
+	double load_cpu_s = cap ? bench_cpu_s() - cpu_start : 0;
 	if (cap) {
 		int src = capture_stop(cap, &cr, err, sizeof(err));
 		if (src)
@@ -122,6 +132,7 @@ static int run_once(struct rr_cluster *cl, unsigned leader, const struct opts *o
 		r->events = cr.events;
 		r->lost = cr.lost;
 		r->collector_cpu_s = cr.cpu_s;
+		r->collector_load_cpu_s = load_cpu_s;
 		r->finish_s = cr.drain_s;
 		rc = rc ? rc : src;
 	}
@@ -147,11 +158,13 @@ static int parse(int argc, char **argv, struct opts *o)
 					   {"live", no_argument, NULL, 'L'},
 					   {"probes-only", no_argument, NULL, 'P'},
 					   {"spool-dir", required_argument, NULL, 'D'},
+					   {"data-dir", required_argument, NULL, 'W'},
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	int ch;
 
-	*o = (struct opts){.module = getenv("SPECTAP_REDISRAFT_MODULE"), .rounds = 5, .requests = 4000, .clients = 8};
+	*o = (struct opts){.module = getenv("SPECTAP_REDISRAFT_MODULE"), .rounds = 5, .requests = 20000, .clients = 8,
+			  .data_dir = "/tmp"};
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		char *end;
 		unsigned long v = 0;
@@ -162,8 +175,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->module = optarg;
 			continue;
 		}
-		if (ch == 'D') {
-			o->spool_dir = optarg;
+		if (ch == 'D' || ch == 'W') {
+			*(ch == 'D' ? &o->spool_dir : &o->data_dir) = optarg;
 			continue;
 		}
 		if (ch == 'L') {
@@ -201,13 +214,15 @@ int main(int argc, char **argv)
 	struct rr_cluster cl;
 	struct run off[MAX_ROUNDS], on[MAX_ROUNDS];
 	double v[6][MAX_ROUNDS], cpu[4][MAX_ROUNDS];
-	char dir[] = "/tmp/spectap-bench-rr-XXXXXX";
+	char dir[PATH_MAX];
 	int rc, leader = 0;
 
 	if ((rc = parse(argc, argv, &o)))
 		return rc;
+	snprintf(dir, sizeof(dir), "%s/spectap-bench-rr-XXXXXX", o.data_dir);
 	if (!mkdtemp(dir)) {
-		perror("bench_redisraft: mkdtemp");
+		fprintf(stderr, "bench_redisraft: cannot make a directory in %s (--data-dir): %s\n", o.data_dir,
+			strerror(errno));
 		return 1;
 	}
 	memset(&cl, 0, sizeof(cl));
@@ -217,10 +232,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_redisraft: cluster: %s\n", cl.err);
 		goto out;
 	}
-	printf("redisraft: %s, 3 nodes on 127.0.0.1, leader %s; redis-benchmark INCR, %u requests, %u clients; "
+	printf("redisraft: %s, 3 nodes on 127.0.0.1 (data in %s), leader %s; redis-benchmark INCR, %u requests, %u clients; "
 	       "%u rounds of one run without and one with probes, alternating which goes first; states keep "
 	       "%u log terms; the collector %s\n",
-	       o.module, cl.node[leader].name, o.requests, o.clients, o.rounds, o.log_terms ? o.log_terms : 1000,
+	       o.module, o.data_dir, cl.node[leader].name, o.requests, o.clients, o.rounds, o.log_terms ? o.log_terms : 1000,
 	       o.live ? "shapes while it drains (--live)" : "spools, shapes after the load");
 	struct run warm;
 	if ((rc = run_once(&cl, (unsigned)leader, &o, false, &warm)))
@@ -234,11 +249,13 @@ int main(int argc, char **argv)
 		double n = o.requests;
 		printf("  round %u: off %6.0f writes/s p50 %.2f p99 %.2f ms, redis %.0f us/write | on %6.0f writes/s "
 		       "p50 %.2f p99 %.2f ms, redis %.0f us/write, collector %.1f us/event (%" PRIu64 " events, %.1f "
-		       "per write, %" PRIu64 " lost, trace done %.2f s after the load) | on/off %.3f\n",
+		       "per write, %" PRIu64 " lost; during the load %.0f us/write; trace done %.2f s after the load) | "
+		       "on/off %.3f\n",
 		       r + 1, off[r].rps, off[r].p50_ms, off[r].p99_ms, 1e6 * off[r].redis_cpu_s / n, on[r].rps,
 		       on[r].p50_ms, on[r].p99_ms, 1e6 * on[r].redis_cpu_s / n,
 		       on[r].events ? 1e6 * on[r].collector_cpu_s / (double)on[r].events : 0, on[r].events,
-		       (double)on[r].events / n, on[r].lost, on[r].finish_s, on[r].rps / off[r].rps);
+		       (double)on[r].events / n, on[r].lost, 1e6 * on[r].collector_load_cpu_s / n, on[r].finish_s,
+		       on[r].rps / off[r].rps);
 		cpu[0][r] = 1e6 * off[r].redis_cpu_s / n;
 		cpu[1][r] = 1e6 * on[r].redis_cpu_s / n;
 		cpu[2][r] = on[r].events ? 1e6 * on[r].collector_cpu_s / (double)on[r].events : 0;
