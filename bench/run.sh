@@ -6,7 +6,7 @@
 # (issue 3): build/bench/bench_emit and build/bench/bench_zk_election (about 4 minutes; needs root
 # and /usr/share/java/zookeeper.jar, skipped with a message otherwise, or with BENCH_ZK=0;
 # BENCH_ZK_RUNS runs per configuration, default 10); then build/bench/bench_redisraft, the cost of
-# capturing RedisRaft (issue 7, about 1 minute; needs SPECTAP_REDISRAFT_MODULE, else skipped).
+# capturing RedisRaft (issue 7, about 2 minutes; needs SPECTAP_REDISRAFT_MODULE, else skipped).
 #	BUILD=build sh bench/run.sh [events]
 set -eu
 build=${BUILD:-build}
