@@ -13,7 +13,7 @@
  * in full).
  *
  * --live: the collector shapes as it drains (no spool); --probes-only: nothing drains the ring
- * during the load (keep --requests small enough for the 64 MiB ring: about 2,000), so the probes'
+ * during the load (--requests defaults to 2,000 then, what the 64 MiB ring holds), so the probes'
  * cost is seen without the collector's.
  *
  * Needs root (BPF), redis-server and redis-benchmark. Exit status: 0 done, 1 failed, 2 usage. */
@@ -162,6 +162,7 @@ static int parse(int argc, char **argv, struct opts *o)
 					   {"help", no_argument, NULL, 'h'},
 					   {NULL, 0, NULL, 0}};
 	int ch;
+	bool requests_given = false;
 
 	*o = (struct opts){.module = getenv("SPECTAP_REDISRAFT_MODULE"), .rounds = 5, .requests = 20000, .clients = 8,
 			  .data_dir = "/tmp"};
@@ -194,13 +195,17 @@ static int parse(int argc, char **argv, struct opts *o)
 			return usage("counts are positive integers");
 		if (ch == 'r')
 			o->rounds = v > MAX_ROUNDS ? MAX_ROUNDS : (unsigned)v;
-		else if (ch == 'n')
+		else if (ch == 'n') {
 			o->requests = (unsigned)v;
+			requests_given = true;
+		}
 		else if (ch == 'l')
 			o->log_terms = (unsigned)v;
 		else
 			o->clients = (unsigned)v;
 	}
+	if (o->probes_only && !requests_given)
+		o->requests = 2000;
 	if (!o->module || !*o->module)
 		return usage("--module PATH (or SPECTAP_REDISRAFT_MODULE) names the redisraft.so");
 	if (access(o->module, R_OK))
