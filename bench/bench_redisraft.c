@@ -176,8 +176,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->module = optarg;
 			continue;
 		}
-		if (ch == 'D' || ch == 'W') {
-			*(ch == 'D' ? &o->spool_dir : &o->data_dir) = optarg;
+		if (ch == 'D') {
+			o->spool_dir = optarg;
+			continue;
+		}
+		if (ch == 'W') {
+			o->data_dir = optarg;
 			continue;
 		}
 		if (ch == 'L') {

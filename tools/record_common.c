@@ -1,7 +1,8 @@
 /* The options every spectap record command shares; see record.h. */
 #include <getopt.h>
-#include <libgen.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <string.h>
 
 #include "record.h"
@@ -81,10 +82,11 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 	struct spt_diag d = {""};
 	if (spt_writer_open(rc->out, &h, &wo, w, &d))
 		return cli_fail(c, "%s", d.msg);
-	/* Spooled next to the trace: the records are shaped at idle priority, behind the drain,
-	 * so the capture does not take CPU from the system it watches (collect.h). */
-	char out_copy[4096];
-	snprintf(out_copy, sizeof(out_copy), "%s", rc->out);
+	/* Spooled next to the trace and shaped when the cluster stops (or, past a large backlog, at
+	 * idle priority), so the capture takes little CPU from the system it watches (collect.h). */
+	char out_copy[PATH_MAX];
+	if (snprintf(out_copy, sizeof(out_copy), "%s", rc->out) >= (int)sizeof(out_copy))
+		return cli_fail(c, "%s: the output path is longer than %d bytes", rc->out, PATH_MAX - 1);
 	struct collect_opts copts = {.sz = sizeof(copts), .shape = shape, .shape_ctx = shape_ctx,
 				     .named_pids_only = true, .spool = true, .spool_dir = dirname(out_copy)};
 	if (collect_new(*w, table, l, &copts, col, err, sizeof(err)))
