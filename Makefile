@@ -16,11 +16,11 @@ REPLAY_SRC := $(wildcard replay/*.c)
 GO_SRC     := $(wildcard probes/go/*.c)
 # Capture: the collector and the systems, linked into the tool with the probes.
 COLLECTOR_CORE := collector/collect.c collector/collect_bg.c collector/spool.c
-CAPTURE_SRC := $(COLLECTOR_CORE) collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c \
+CAPTURE_SRC := $(COLLECTOR_CORE) collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c systems/etcd/etcd_programs.c \
 	       systems/etcd/shape.c systems/etcd/scenario.c systems/etcd/netns.c \
 	       collector/emit_collect.c collector/emit_capture.c collector/lttng_reader.c \
-	       systems/zookeeper/ensemble.c systems/zookeeper/zk_scenario.c \
-	       systems/redisraft/rr_cluster.c systems/redisraft/rr_probes.c systems/redisraft/rr_shape.c \
+	       systems/zookeeper/ensemble.c systems/zookeeper/zk_scenario.c systems/zookeeper/zk_programs.c \
+	       systems/redisraft/rr_cluster.c systems/redisraft/rr_probes.c systems/redisraft/rr_shape.c systems/redisraft/rr_programs.c \
 	       systems/redisraft/rr_scenario.c
 TOOL_SRC   := $(wildcard tools/*.c)
 GRAMMAR    := $(BUILD)/grammar/package/src
@@ -187,7 +187,7 @@ $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)
 		-o $@ $< $(BUILD)/san/libprobes.a $(BPF_LIBS)
 
 # Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
-CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c systems/etcd/netns.c
+CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c systems/etcd/netns.c systems/etcd/etcd_programs.c
 COLLECT_SRC := $(COLLECTOR_CORE) systems/etcd/probes.c
 CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h systems/etcd/netns.h
 $(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
@@ -250,7 +250,7 @@ ZK_AGENT_SRC  := $(wildcard systems/zookeeper/agent/*.c)
 ZK_AGENT_HDR  := $(wildcard systems/zookeeper/agent/*.h)
 ZK_PARTS_SRC  := systems/zookeeper/agent/classfile.c systems/zookeeper/agent/jsonw.c \
 		 systems/zookeeper/agent/sink.c systems/zookeeper/agent/hooks.c
-ZK_SRC        := systems/zookeeper/ensemble.c collector/supervise.c
+ZK_SRC        := systems/zookeeper/ensemble.c systems/zookeeper/zk_programs.c collector/supervise.c
 ZK_HDR        := systems/zookeeper/ensemble.h collector/supervise.h
 
 # The ZooKeeper capture (issue 3): spt_emit per record through USDT and LTTng, and election time
@@ -298,7 +298,7 @@ zk-clang-check:
 $(BUILD)/tests/test_netns: tests/unit/test_netns.c tests/unit/check.h systems/etcd/netns.c \
 		systems/etcd/netns.h collector/supervise.c collector/supervise.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< systems/etcd/netns.c collector/supervise.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< systems/etcd/netns.c systems/etcd/etcd_programs.c collector/supervise.c
 
 # The whole probe chain on Debian's etcd: gobin sites, the uprobe program, a live cluster.
 $(BUILD)/tests/test_etcd_probe: tests/unit/test_etcd_probe.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
@@ -331,7 +331,7 @@ $(BUILD)/tests/test_spool: tests/unit/test_spool.c tests/unit/check.h collector/
 # Go binary support (probes/go): libelf and capstone; its test builds small Go programs offline.
 $(BUILD)/tests/test_gobin: tests/unit/test_gobin.c tests/unit/check.h $(GO_SOBJ) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Iprobes/go $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(GO_SOBJ) -lelf -lcapstone
+	$(CC) $(CPPFLAGS) -Iprobes/go $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< systems/etcd/etcd_programs.c $(GO_SOBJ) -lelf -lcapstone
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/san/libreplay.a $(BUILD)/san/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)

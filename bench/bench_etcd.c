@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bench_etcd.h"
+#include "cluster.h"
 
 /* rel beside this binary (build/bench/bench_etcd -> build/<rel>), or NULL. */
 static const char *beside(char *buf, size_t size, const char *rel)
@@ -136,7 +137,7 @@ static void print_load(const char *when)
 int main(int argc, char **argv)
 {
 	char pl[PATH_MAX], hl[PATH_MAX];
-	struct bench_opts o = { .etcd = "/usr/bin/etcd", .rounds = 5, .puts = 2000, .concurrency = 8,
+	struct bench_opts o = { .etcd = etcd_programs[ETCD_PROG_ETCD].path, .rounds = 5, .puts = 2000, .concurrency = 8,
 				.calls = 20000, .reps = 7, .rate_ms = 3000, .threads = { 1, 2, 4 }, .nthreads = 3,
 				.puts_part = true, .hits_part = true, .rate_part = true };
 	int rc = parse(argc, argv, &o);

@@ -263,7 +263,7 @@ static unsigned opt_u(const char *s)
 
 int main(int argc, char **argv)
 {
-	const char *etcd = "/usr/bin/etcd", *putload = "build/tools/putload", *out = NULL;
+	const char *etcd = etcd_programs[ETCD_PROG_ETCD].path, *putload = "build/tools/putload", *out = NULL;
 	unsigned puts = 2000, conc = 8, reps = 1, log_terms = 0;
 
 	if (argc < 3)

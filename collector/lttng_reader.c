@@ -102,6 +102,10 @@ static void sleep_ms(unsigned ms)
 
 /* ---- the session daemon ------------------------------------------------------------------- */
 
+const struct spt_program lttng_programs[2] = {
+	{ "/usr/bin/lttng-sessiond", "lttng-tools", "the LTTng session daemon (the emit API's LTTng transport)" },
+};
+
 /* Starts lttng-sessiond as a child unless one is alive; waits until it answers. */
 static int ensure_daemon(struct lttng_reader *r)
 {
@@ -125,7 +129,7 @@ static int ensure_daemon(struct lttng_reader *r)
 		}
 		/* Not left behind if the process that started it dies. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		execlp("lttng-sessiond", "lttng-sessiond", "--no-kernel", (char *)NULL);
+		execl(lttng_programs[0].path, "lttng-sessiond", "--no-kernel", (char *)NULL);
 		_exit(127);
 	}
 	for (unsigned ms = 0; ms < DAEMON_START_MS; ms += 10) {
@@ -140,7 +144,7 @@ static int ensure_daemon(struct lttng_reader *r)
 		if (w == pid) {
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 				return fail(r, -ENOENT,
-					    "lttng: lttng-sessiond not found in PATH (install the Debian package lttng-tools)");
+					    "lttng: /usr/bin/lttng-sessiond not found (install the Debian package lttng-tools)");
 			return fail(r, -ECHILD,
 				    "lttng: lttng-sessiond exited (status %d) before answering; run `lttng-sessiond --no-kernel -vvv` to see why",
 				    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

@@ -47,6 +47,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spectap/programs.h"
+
+/* The session daemon the reader starts when none runs. */
+extern const struct spt_program lttng_programs[2];
+
 struct lttng_reader;
 
 struct lttng_reader_opts {

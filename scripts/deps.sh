@@ -1,20 +1,18 @@
 #!/bin/sh
-# Installs the Debian packages spectap needs, only those missing. Safe to run again.
+# Installs the Debian packages spectap needs (scripts/packages), only those missing. Safe to
+# run again.
 set -eu
 
-PKGS="gcc make clang libclang-rt-14-dev pkg-config libprotobuf-c-dev protobuf-c-compiler
-libzstd-dev zstd jq libtree-sitter-dev libelf-dev libcapstone-dev golang-go etcd-server
-golang-etcd-server-dev bpftool libbpf-dev zlib1g-dev systemtap-sdt-dev liblttng-ust-dev
-lttng-tools liblttng-ctl-dev libbabeltrace2-dev zookeeper openjdk-17-jdk-headless libdw-dev
-redis-server redis-tools"
-# npm fetches the TLA+ grammar at build time; use the machine's own npm when it has one.
-command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing=""
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing="$missing $p"
-done
+list=$(dirname "$0")/packages
+while read -r pkg unless rest; do
+	case $pkg in '' | '#'*) continue ;; esac
+	# "pkg PATH": a machine may bring the program another way (Node.js builds that carry npm).
+	[ -n "$unless" ] && [ -e "$unless" ] && continue
+	installed "$pkg" || missing="$missing $pkg"
+done <"$list"
 [ -z "$missing" ] && exit 0
 
 echo "spectap: installing Debian packages:$missing"

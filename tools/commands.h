@@ -9,5 +9,6 @@ int cmd_stat(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_windows(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

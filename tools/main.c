@@ -17,6 +17,7 @@ static const struct {
 	{ "stat", cmd_stat, "summarize a trace: events, nodes, kinds, messages, loss, damage" },
 	{ "check", cmd_check, "validate windows or a mapped trace against a TLA+ spec (Transition Validation)" },
 	{ "windows", cmd_windows, "cut a trace into canonical windows per action, as a mapping says" },
+	{ "doctor", cmd_doctor, "list the programs spectap runs, their Debian packages, and what is missing" },
 };
 
 static void usage(FILE *f)

@@ -31,12 +31,16 @@ static const char usage[] =
 	"                   leader), follower-pause (SIGSTOP a follower for 3 election timeouts),\n"
 	"                   leader-restart (kill the leader, restart it), partition (cut the\n"
 	"                   leader off with network namespaces, heal; etcd runs with\n"
-	"                   --pre-vote), random (3 seeded faults)\n"
+	"                   --pre-vote), random (3 seeded faults); the fault scenarios drive\n"
+	"                   1000 puts (random 2000) and strike after the first quarter of them\n"
+	"                   is acknowledged, so a run does the same work on any machine\n"
+	"  --puts N         puts of the scenario's load instead of its default\n"
 	"  --nodes N        members, 3..9 (default 3)\n"
 	"  --seed S         picks the faulted members and random faults (default 1)\n"
 	"  -o, --output F   the trace to write;  -f, --force: replace it\n"
 	"  --allow-loss     exit 0 even when events were lost (they are recorded either way)\n"
-	"  --log-terms N    keep the last N entry terms of each log in the state (default 1000)\n"
+	"  --log-terms N    keep only the last N entry terms of each log in the state (default:\n"
+	"                   the whole log, as a spec's log needs it)\n"
 	"  --acked FILE     copy the acknowledged puts there (JSON lines: key, rev, ms)\n"
 	"  --etcd PATH      the etcd binary (default /usr/bin/etcd)\n"
 	"  --putload PATH   the put client (default: tools/putload beside this spectap)\n"
@@ -53,6 +57,7 @@ static const char usage[] =
 struct rec_opts {
 	struct record_common com;
 	const char *etcd, *putload, *acked;
+	unsigned puts;
 };
 
 struct session {
@@ -171,7 +176,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		 co.netns ? " in network namespaces" : "", sites, ps.entry + ps.entry_branch, ps.ret);
 	progress(&ss, msg);
 
-	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->com.seed, .phase = progress,
+	sc = (struct etcd_scenario){ .cl = &cl, .putload = putload, .seed = o->com.seed, .puts = o->puts, .phase = progress,
 				     .ctx = &ss };
 	if (etcd_scenario_run(&sc, o->com.scenario)) {
 		if (sup_interrupted())
@@ -289,11 +294,12 @@ out:
 int record_etcd(int argc, char **argv)
 {
 	struct cli c = { .cmd = "record", .usage = usage };
-	struct rec_opts o = { .com = { .nodes = 3, .seed = 1 }, .etcd = "/usr/bin/etcd" };
+	struct rec_opts o = { .com = { .nodes = 3, .seed = 1 }, .etcd = etcd_programs[ETCD_PROG_ETCD].path };
 	static const struct option longopts[] = {
 		RECORD_COMMON_LONGOPTS, RECORD_LOG_TERMS_LONGOPT,
 		{ "etcd", required_argument, NULL, 'E' }, { "putload", required_argument, NULL, 'P' },
-		{ "acked", required_argument, NULL, 'A' }, { NULL, 0, NULL, 0 },
+		{ "acked", required_argument, NULL, 'A' }, { "puts", required_argument, NULL, 'N' },
+		{ NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt, k;
@@ -306,6 +312,15 @@ int record_etcd(int argc, char **argv)
 		case 'P': o.putload = optarg; break;
 		case 'A': o.acked = optarg; break;
 		case 'E': o.etcd = optarg; break;
+		case 'N': {
+			uint64_t v;
+			if (!cli_parse_u64(&c, "--puts", optarg, &v))
+				return CLI_USAGE;
+			if (v < 8 || v > 10000000)
+				return cli_usage_error(&c, "--puts: %" PRIu64 " is not in 8..10000000", v);
+			o.puts = (unsigned)v;
+			break;
+		}
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}

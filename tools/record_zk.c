@@ -36,7 +36,7 @@ static const char usage[] =
 	"  -o, --output F   the trace to write;  -f, --force: replace it\n"
 	"  --allow-loss     exit 0 even when events were lost (they are recorded either way)\n"
 	"  --agent PATH     the agent (default: libspectap_zk_agent.so beside this spectap)\n"
-	"  --java PATH      the java binary (default: OpenJDK 17's, else java in PATH)\n"
+	"  --java PATH      the java binary (default: OpenJDK 17's /usr/lib/jvm/java-17-openjdk-amd64/bin/java)\n"
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"

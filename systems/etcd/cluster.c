@@ -35,7 +35,7 @@ bool etcd_available(const char *path)
 {
 	struct stat sb;
 	if (!path)
-		path = "/usr/bin/etcd";
+		path = etcd_programs[ETCD_PROG_ETCD].path;
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
 }
 
@@ -185,8 +185,8 @@ int etcd_cluster_start(struct etcd_cluster *c, const struct etcd_cluster_opts *o
 		rc = cfail(c, EINVAL, "etcd cluster: no work dir given");
 		goto fail;
 	}
-	snprintf(c->etcd, sizeof c->etcd, "%s", o->etcd ? o->etcd : "/usr/bin/etcd");
-	snprintf(c->etcdctl, sizeof c->etcdctl, "%s", o->etcdctl ? o->etcdctl : "/usr/bin/etcdctl");
+	snprintf(c->etcd, sizeof c->etcd, "%s", o->etcd ? o->etcd : etcd_programs[ETCD_PROG_ETCD].path);
+	snprintf(c->etcdctl, sizeof c->etcdctl, "%s", o->etcdctl ? o->etcdctl : etcd_programs[ETCD_PROG_ETCDCTL].path);
 	if (snprintf(c->work_dir, sizeof c->work_dir, "%s", o->work_dir) >= (int)sizeof c->work_dir) {
 		rc = cfail(c, ENAMETOOLONG, "etcd cluster: work dir %s: name too long", o->work_dir);
 		goto fail;
@@ -1090,6 +1090,22 @@ int etcd_cluster_load_stop(struct etcd_cluster *c, struct etcd_load *l, struct e
 			     l->id);
 	load_end(c, l);
 	return load_collect(c, l, r);
+}
+
+int64_t etcd_cluster_load_acked(const struct etcd_load *l)
+{
+	int fd = open(l->acked_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	char buf[65536];
+	int64_t lines = 0;
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		for (ssize_t i = 0; i < r; i++)
+			lines += buf[i] == '\n';
+	int err = r < 0 ? -errno : 0;
+	close(fd);
+	return err ? err : lines;
 }
 
 int etcd_cluster_load(struct etcd_cluster *c, const char *putload_path,

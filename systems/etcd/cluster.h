@@ -29,6 +29,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spectap/programs.h"
+
+/* What the cluster runs (etcd_programs.c). */
+enum { ETCD_PROG_ETCD, ETCD_PROG_ETCDCTL, ETCD_PROG_IP, ETCD_N_PROGS };
+extern const struct spt_program etcd_programs[ETCD_N_PROGS + 1];
+
 #include "netns.h"
 #include "supervise.h"
 
@@ -218,6 +224,9 @@ int etcd_cluster_load_wait(struct etcd_cluster *c, struct etcd_load *l,
 			   struct etcd_load_result *r);
 int etcd_cluster_load_stop(struct etcd_cluster *c, struct etcd_load *l,
 			   struct etcd_load_result *r);
+/* How many puts of a running (or collected) load were acknowledged so far (the lines of its
+ * acked file), or a negative errno. */
+int64_t etcd_cluster_load_acked(const struct etcd_load *l);
 /* Fills r from the last {"puts":...} line of putload's output. 0, or -EINVAL/-ENOENT with err. */
 int etcd_parse_load_summary(const char *text, size_t len, struct etcd_load_result *r, char *err,
 			    size_t errsize);

@@ -1,5 +1,6 @@
 /* A private network of namespaces around a bridge, made with `ip`; see netns.h. */
 #include "netns.h"
+#include "cluster.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -42,11 +43,8 @@ static int nfail(struct netns_net *net, int e, const char *fmt, ...)
 
 const char *netns_ip_path(void)
 {
-	static const char *const cand[] = {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"};
-	for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++)
-		if (access(cand[i], X_OK) == 0)
-			return cand[i];
-	return NULL;
+	const char *ip = etcd_programs[ETCD_PROG_IP].path;
+	return access(ip, X_OK) == 0 ? ip : NULL;
 }
 
 bool netns_exists(const char *ns)

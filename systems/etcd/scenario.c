@@ -10,6 +10,7 @@
 
 #define LEADER_TIMEOUT_MS 30000
 #define QUIET_TIMEOUT_MS 30000
+#define ACKED_TIMEOUT_MS 60000
 
 static const char *const names[] = { "initial-election", "steady-writes", "leader-kill", "follower-pause",
 				     "leader-restart", "partition", "random" };
@@ -55,9 +56,13 @@ static int wait_leader(struct etcd_scenario *s, uint64_t min_term, struct etcd_l
 	return 0;
 }
 
-static int load_start(struct etcd_scenario *s, unsigned duration_ms, struct etcd_load *ld)
+/* The scenario's put load: s->puts puts (or the scenario's default), never a duration, so that
+ * a run does the same work on a fast machine and on a slow one. */
+static unsigned puts_of(const struct etcd_scenario *s, unsigned dflt) { return s->puts ? s->puts : dflt; }
+
+static int load_start(struct etcd_scenario *s, unsigned count, unsigned concurrency, struct etcd_load *ld)
 {
-	struct etcd_load_opts o = { .duration_ms = duration_ms, .concurrency = 2, .all_endpoints = true };
+	struct etcd_load_opts o = { .count = count, .concurrency = concurrency, .all_endpoints = true };
 	if (!s->putload) {
 		snprintf(s->err, sizeof(s->err), "this scenario drives puts and needs putload (build/tools/putload)");
 		return -ENOENT;
@@ -65,13 +70,40 @@ static int load_start(struct etcd_scenario *s, unsigned duration_ms, struct etcd
 	int rc = etcd_cluster_load_start(s->cl, s->putload, &o, ld);
 	if (rc)
 		return fail_cluster(s, rc, "starting the put load");
-	phase(s, "puts running for %u ms", duration_ms);
+	phase(s, "%u puts, %u in flight", count, concurrency);
 	return 0;
 }
 
-static int load_end(struct etcd_scenario *s, struct etcd_load *ld, bool stop)
+struct acked_wait {
+	const struct etcd_load *ld;
+	int64_t want, got;
+};
+
+static int enough_acked(void *arg)
 {
-	int rc = stop ? etcd_cluster_load_stop(s->cl, ld, &s->load) : etcd_cluster_load_wait(s->cl, ld, &s->load);
+	struct acked_wait *w = arg;
+	w->got = etcd_cluster_load_acked(w->ld);
+	return w->got < 0 || w->got >= w->want;
+}
+
+/* Waits until `want` puts of the load were acknowledged: faults strike after a number of
+ * operations, not after a time. */
+static int wait_acked(struct etcd_scenario *s, const struct etcd_load *ld, unsigned want)
+{
+	struct acked_wait w = { ld, want, 0 };
+	if (sup_wait_until(enough_acked, &w, 20, ACKED_TIMEOUT_MS, NULL) || w.got < 0) {
+		snprintf(s->err, sizeof(s->err), "%u puts were not acknowledged within %u s (%lld were)%s%s", want,
+			 ACKED_TIMEOUT_MS / 1000, (long long)(w.got < 0 ? 0 : w.got), w.got < 0 ? ": " : "",
+			 w.got < 0 ? strerror((int)-w.got) : "");
+		return -ETIMEDOUT;
+	}
+	phase(s, "%lld puts acknowledged", (long long)w.got);
+	return 0;
+}
+
+static int load_end(struct etcd_scenario *s, struct etcd_load *ld)
+{
+	int rc = etcd_cluster_load_wait(s->cl, ld, &s->load);
 	if (rc && rc != -ETIMEDOUT)
 		return fail_cluster(s, rc, "the put load");
 	s->has_load = true;
@@ -196,10 +228,10 @@ static int run(struct etcd_scenario *s, const char *name, uint64_t *rng)
 	if (!strcmp(name, "initial-election"))
 		return 0;
 	if (!strcmp(name, "steady-writes")) {
-		struct etcd_load_opts o = { .count = 300, .concurrency = 4 };
+		struct etcd_load_opts o = { .count = puts_of(s, 300), .concurrency = 4 };
 		if (!s->putload)
-			return load_start(s, 0, &ld); /* names what is missing */
-		phase(s, "300 puts, 4 in flight");
+			return load_start(s, o.count, o.concurrency, &ld); /* names what is missing */
+		phase(s, "%u puts, 4 in flight", o.count);
 		if ((rc = etcd_cluster_load(c, s->putload, &o, &s->load)))
 			return fail_cluster(s, rc, "the put load");
 		s->has_load = true;
@@ -207,9 +239,9 @@ static int run(struct etcd_scenario *s, const char *name, uint64_t *rng)
 		return 0;
 	}
 	if (!strcmp(name, "leader-kill") || !strcmp(name, "leader-restart")) {
-		if ((rc = load_start(s, 5000, &ld)))
+		unsigned n = puts_of(s, ETCD_FAULT_PUTS);
+		if ((rc = load_start(s, n, 2, &ld)) || (rc = wait_acked(s, &ld, n / 4)))
 			return rc;
-		sup_sleep_ms(1000);
 		phase(s, "SIGKILL the leader n%u", leader + 1);
 		if ((rc = etcd_cluster_kill(c, leader)))
 			return fail_cluster(s, rc, "killing the leader");
@@ -222,45 +254,46 @@ static int run(struct etcd_scenario *s, const char *name, uint64_t *rng)
 			if ((rc = wait_leader(s, 0, &s->last, "waiting for the old leader to follow")))
 				return rc;
 		}
-		return load_end(s, &ld, false);
+		return load_end(s, &ld);
 	}
 	if (!strcmp(name, "follower-pause")) {
-		unsigned f = other_member(s, leader, rng);
-		if ((rc = load_start(s, 5000, &ld)) || (rc = fault(s, f, 1, 3 * election_ms)))
+		unsigned f = other_member(s, leader, rng), n = puts_of(s, ETCD_FAULT_PUTS);
+		if ((rc = load_start(s, n, 2, &ld)) || (rc = wait_acked(s, &ld, n / 4)) ||
+		    (rc = fault(s, f, 1, 3 * election_ms)))
 			return rc;
-		return load_end(s, &ld, false);
+		return load_end(s, &ld);
 	}
 	if (!strcmp(name, "partition")) {
-		if ((rc = load_start(s, 6000, &ld)))
+		unsigned n = puts_of(s, ETCD_FAULT_PUTS);
+		if ((rc = load_start(s, n, 2, &ld)) || (rc = wait_acked(s, &ld, n / 4)))
 			return rc;
-		sup_sleep_ms(1000);
 		phase(s, "cutting the leader n%u off", leader + 1);
 		if ((rc = etcd_cluster_partition(c, leader)))
 			return fail_cluster(s, rc, "partition");
 		if ((rc = wait_leader(s, s->first.term, &s->last, "waiting for a leader among the others")))
 			return rc;
-		sup_sleep_ms(election_ms);
+		sup_sleep_ms(election_ms); /* how long the cut lasts once the others have a leader */
 		if ((rc = etcd_cluster_heal(c, leader)))
 			return fail_cluster(s, rc, "heal");
 		phase(s, "healed n%u", leader + 1);
 		if ((rc = wait_leader(s, 0, &s->last, "waiting for all to agree after the heal")))
 			return rc;
-		return load_end(s, &ld, false);
+		return load_end(s, &ld);
 	}
-	/* random */
-	if ((rc = load_start(s, 120000, &ld)))
+	/* random: a fault after each quarter of the puts */
+	unsigned n = puts_of(s, 2 * ETCD_FAULT_PUTS);
+	if ((rc = load_start(s, n, 2, &ld)))
 		return rc;
-	for (int k = 0; k < 3; k++) {
+	for (unsigned k = 0; k < 3; k++) {
 		unsigned i = (unsigned)(seedrand_next(rng) % c->n), kind = (unsigned)(seedrand_next(rng) % 3);
 		unsigned hold = election_ms + (unsigned)(seedrand_next(rng) % (2 * election_ms));
-		sup_sleep_ms(300 + (unsigned)(seedrand_next(rng) % 700));
-		if ((rc = fault(s, i, kind, hold))) {
+		if ((rc = wait_acked(s, &ld, n * (k + 1) / 4)) || (rc = fault(s, i, kind, hold))) {
 			struct etcd_load_result ignored;
 			etcd_cluster_load_stop(c, &ld, &ignored);
 			return rc;
 		}
 	}
-	return load_end(s, &ld, true);
+	return load_end(s, &ld);
 }
 
 int etcd_scenario_run(struct etcd_scenario *s, const char *name)

@@ -4,14 +4,20 @@
  *
  *   initial-election  wait for a leader agreed by every member
  *   steady-writes     then 300 puts, 4 in flight
- *   leader-kill       puts for 4 s; after 1 s SIGKILL the leader, wait for a new one
- *   follower-pause    puts for 5 s; SIGSTOP a follower for 3 election timeouts, SIGCONT
- *   leader-restart    puts for 5 s; SIGKILL the leader, wait for a new one, restart the old one
- *                     on its data dir, wait until it follows
- *   partition         (network namespaces, --pre-vote) puts for 6 s; cut the leader off, wait
- *                     for a new leader among the others, heal, wait until all agree
- *   random            (network namespaces) puts throughout; 3 faults drawn from the seed:
- *                     kill+restart, pause+resume or cut+heal of a drawn member
+ *   leader-kill       1000 puts, 2 in flight; after the first quarter are acknowledged
+ *                     SIGKILL the leader, wait for a new one
+ *   follower-pause    1000 puts; after a quarter, SIGSTOP a follower for 3 election timeouts
+ *   leader-restart    1000 puts; after a quarter, SIGKILL the leader, wait for a new one,
+ *                     restart the old one on its data dir, wait until it follows
+ *   partition         (network namespaces, --pre-vote) 1000 puts; after a quarter, cut the
+ *                     leader off, wait for a new leader among the others, heal, wait until all
+ *                     agree
+ *   random            (network namespaces) 2000 puts; a fault after each of the first three
+ *                     quarters, drawn from the seed: kill+restart, pause+resume or cut+heal
+ *
+ * The work is bounded by operations (etcd_scenario.puts overrides the counts), never by time,
+ * so a run does the same work on any machine: faults strike after a number of acknowledged
+ * puts, and only a fault's own duration is a time.
  *
  * Every scenario ends by waiting until the cluster is quiet (every live member names the same
  * leader and term, and has applied what it committed, twice in a row) and reads each member's
@@ -26,12 +32,16 @@
 
 #include "cluster.h"
 
+/* The puts of the fault scenarios (random: twice as many). */
+#define ETCD_FAULT_PUTS 1000
+
 #define ETCD_SCENARIOS "initial-election, steady-writes, leader-kill, follower-pause, leader-restart, partition, random"
 
 struct etcd_scenario {
 	struct etcd_cluster *cl;
 	const char *putload;  /* the putload binary (tools/go/putload); NULL: scenarios without puts fail */
 	uint64_t seed;
+	unsigned puts;        /* puts of the scenario's load; 0: its default */
 	/* Called at each phase (for progress). A restarted member's new pid reaches the capture
 	 * through the cluster's own spawned callback (cluster.h). */
 	void (*phase)(void *ctx, const char *what);

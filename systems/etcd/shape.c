@@ -11,7 +11,7 @@
 #include "probes.h"
 #include "spectap/value.h"
 
-#define DEFAULT_MAX_LOG_TERMS 1000
+#define DEFAULT_MAX_LOG_TERMS SIZE_MAX /* the whole log: what a spec's log variable needs */
 #define MAX_FIELDS 16
 #define NCONSTS 256    /* cached string values: field names, roles, types, node names */
 #define NSMALL 256     /* cached integers 0..NSMALL-1: terms, counts */

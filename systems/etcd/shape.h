@@ -47,7 +47,7 @@ struct etcd_shape_stats {
 				   * the goroutine's stack grew (morestack), not a second call */
 };
 
-/* max_log_terms: 0 = 1000. */
+/* max_log_terms: 0 = the whole log. */
 int etcd_shape_new(struct etcd_shape **out, size_t max_log_terms);
 void etcd_shape_free(struct etcd_shape *s);
 const struct etcd_shape_stats *etcd_shape_stats(const struct etcd_shape *s);

@@ -131,7 +131,7 @@ int rr_cluster_start(struct rr_cluster *c, const struct rr_cluster_opts *o)
 		return fail(c, EINVAL, "redisraft cluster: need a work dir, a module and 1..%d nodes", RR_MAX_NODES);
 	snprintf(c->work_dir, sizeof(c->work_dir), "%s", o->work_dir);
 	snprintf(c->module, sizeof(c->module), "%s", o->module);
-	snprintf(c->redis_cli, sizeof(c->redis_cli), "%s", o->redis_cli ? o->redis_cli : "redis-cli");
+	snprintf(c->redis_cli, sizeof(c->redis_cli), "%s", o->redis_cli ? o->redis_cli : rr_programs[RR_PROG_CLI].path);
 	if ((r = sup_mkdir_p(c->work_dir)))
 		return fail(c, -r, "redisraft cluster: mkdir %s: %s", c->work_dir, strerror(-r));
 	/* A block of n free ports. */
@@ -162,7 +162,7 @@ int rr_cluster_start(struct rr_cluster *c, const struct rr_cluster_opts *o)
 		snprintf(port, sizeof(port), "%u", nd->port);
 		snprintf(idbuf, sizeof(idbuf), "%u", i + 1);
 		snprintf(addr, sizeof(addr), "127.0.0.1:%u", nd->port);
-		argv[k++] = o->redis_server ? o->redis_server : "redis-server";
+		argv[k++] = o->redis_server ? o->redis_server : rr_programs[RR_PROG_SERVER].path;
 		argv[k++] = "--port", argv[k++] = port;
 		argv[k++] = "--bind", argv[k++] = "127.0.0.1";
 		argv[k++] = "--save", argv[k++] = "";

@@ -17,7 +17,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "spectap/programs.h"
 #include "supervise.h"
+
+/* What the cluster runs (rr_programs.c). */
+enum { RR_PROG_SERVER, RR_PROG_CLI, RR_N_PROGS };
+extern const struct spt_program rr_programs[RR_N_PROGS + 1];
 
 #define RR_MAX_NODES 9
 #define RR_ERR_SIZE 768
@@ -27,8 +32,8 @@ struct rr_cluster_opts {
 	const char *module;       /* the redisraft.so to load; required */
 	unsigned nodes;           /* 0: 3 */
 	unsigned base_port;       /* 0: the first free block from 21000 up */
-	const char *redis_server; /* 0: redis-server (PATH) */
-	const char *redis_cli;    /* 0: redis-cli (PATH) */
+	const char *redis_server; /* 0: rr_programs[RR_PROG_SERVER] */
+	const char *redis_cli;    /* 0: rr_programs[RR_PROG_CLI] */
 	unsigned election_ms;     /* 0: RedisRaft's default (1000) */
 	/* Called with each node's pid as soon as it is forked (start and restart), before exec. */
 	void (*spawned)(void *ctx, unsigned node, int pid);

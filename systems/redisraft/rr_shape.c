@@ -11,7 +11,7 @@
 #include "spectap/arena.h"
 #include "spectap/value.h"
 
-#define DEFAULT_MAX_LOG_TERMS 1000
+#define DEFAULT_MAX_LOG_TERMS SIZE_MAX /* the whole log: what a spec's log variable needs */
 #define MAX_FIELDS 24
 
 struct node {

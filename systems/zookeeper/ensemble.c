@@ -52,22 +52,25 @@ const char *zk_mode_name(enum zk_mode m)
 	return "unknown";
 }
 
-static bool executable(const char *path)
+/* The jar (its manifest's Class-Path brings the rest of /usr/share/java) and a logger. */
+static const char *default_classpath(void)
 {
-	struct stat sb;
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+	static char cp[2 * PATH_MAX + 2];
+	if (!cp[0])
+		snprintf(cp, sizeof cp, "%s:%s", zk_programs[ZK_PROG_JAR].path, zk_programs[ZK_PROG_SLF4J].path);
+	return cp;
 }
 
 int zk_available(const char *java, const char *jar, char *err, size_t errsize)
 {
 	if (!jar)
-		jar = "/usr/share/java/zookeeper.jar";
+		jar = zk_programs[ZK_PROG_JAR].path;
 	if (access(jar, R_OK) < 0)
 		return sfail(err, errsize, errno,
 			     "ZooKeeper jar %s: %s (install Debian's ZooKeeper: apt-get install -y zookeeper)",
 			     jar, strerror(errno));
 	if (!java)
-		java = executable(ZK_DEFAULT_JAVA) ? ZK_DEFAULT_JAVA : "java";
+		java = ZK_DEFAULT_JAVA;
 	const char *argv[] = {java, "-version", NULL};
 	struct sup_output o;
 	char serr[SUP_ERR_SIZE] = "";
@@ -240,10 +243,10 @@ int zk_ensemble_start(struct zk_ensemble *e, const struct zk_ensemble_opts *o)
 		rc = efail(e, EINVAL, "zookeeper ensemble: no work dir given");
 		goto fail;
 	}
-	const char *java = o->java ? o->java : executable(ZK_DEFAULT_JAVA) ? ZK_DEFAULT_JAVA : "java";
+	const char *java = o->java ? o->java : ZK_DEFAULT_JAVA;
 	if ((rc = copy_str(e, e->java, sizeof e->java, java, "java")) ||
 	    (rc = copy_str(e, e->classpath, sizeof e->classpath,
-			   o->classpath ? o->classpath : ZK_DEFAULT_CLASSPATH, "class path")) ||
+			   o->classpath ? o->classpath : default_classpath(), "class path")) ||
 	    (rc = copy_str(e, e->work_dir, sizeof e->work_dir, o->work_dir, "work dir")) ||
 	    (rc = copy_str(e, e->agent_options, sizeof e->agent_options,
 			   o->agent_options ? o->agent_options : "", "agent options")))

@@ -29,12 +29,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spectap/programs.h"
 #include "supervise.h"
 
 #define ZK_MAX_SERVERS 9
 #define ZK_ERR_SIZE 1024
-#define ZK_DEFAULT_JAVA "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
-#define ZK_DEFAULT_CLASSPATH "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"
+/* What the ensemble runs and reads (zk_programs.c). */
+enum { ZK_PROG_JAVA, ZK_PROG_JAR, ZK_PROG_SLF4J, ZK_N_PROGS };
+extern const struct spt_program zk_programs[ZK_N_PROGS + 1];
+#define ZK_DEFAULT_JAVA (zk_programs[ZK_PROG_JAVA].path)
 #define ZK_MAIN_CLASS "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
 struct zk_ensemble_opts {
@@ -44,7 +47,7 @@ struct zk_ensemble_opts {
 	unsigned tick_ms;           /* tickTime; 0: 2000 */
 	unsigned init_limit;        /* initLimit in ticks; 0: 10 */
 	unsigned sync_limit;        /* syncLimit in ticks; 0: 5 */
-	const char *java;           /* 0: ZK_DEFAULT_JAVA when executable, else `java` in PATH */
+	const char *java;           /* 0: ZK_DEFAULT_JAVA (zk_programs) */
 	const char *classpath;      /* 0: ZK_DEFAULT_CLASSPATH */
 	const char *agent;          /* a JVMTI agent (.so) loaded with -agentpath; 0: none */
 	bool agent_out;             /* with an agent: out=<work>/zkK.agent.ndjson (one file per

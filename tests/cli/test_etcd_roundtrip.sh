@@ -1,6 +1,7 @@
 #!/bin/sh
 # The real etcd corpus: import, statistics, export back byte for byte, re-import to the same events.
 . tests/cli/lib.sh
+have_corpus "the corpus's import, statistics and byte-identical export" || { finish; exit $?; }
 
 run_status 0 "$T/imp.out" "$T/imp.err" "$SPECTAP" import --from etcd-ndjson "$CORPUS" -o "$T/c.spt"
 "$SPECTAP" stat --json "$T/c.spt" >"$T/stat.json"

@@ -93,7 +93,7 @@ check_contains "a vote request without its response" "$T/e" "voteGranted of Hand
 "$SPECTAP" import --from json tests/data/zk/election.ndjson -o "$T/z.spt" >/dev/null
 check_eq "ZooKeeper still in its dialect" '["event","step","node","subnode","data","state"]' \
 	"$("$SPECTAP" export --to sysmobench "$T/z.spt" 2>/dev/null | sed -n 2p | jq -c '.event | keys_unsorted')"
-"$SPECTAP" import --from etcd-ndjson "$CORPUS" -o "$T/c.spt" >/dev/null
+"$SPECTAP" import --from etcd-ndjson "$SAMPLE" -o "$T/c.spt" >/dev/null
 check_eq "etcd still generic" '["name","nid","state","msg"] 1' \
-	"$("$SPECTAP" export --to sysmobench "$T/c.spt" 2>/dev/null | sed -n 78p | jq -c '.event | keys_unsorted') $("$SPECTAP" export --to sysmobench "$T/c.spt" 2>/dev/null | head -n 1 | jq -r '.config.servers[0]')"
+	"$("$SPECTAP" export --to sysmobench "$T/c.spt" 2>/dev/null | sed -n 6p | jq -c '.event | keys_unsorted') $("$SPECTAP" export --to sysmobench "$T/c.spt" 2>/dev/null | head -n 1 | jq -r '.config.servers[0]')"
 finish

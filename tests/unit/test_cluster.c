@@ -1094,7 +1094,7 @@ static void test_netns_leader_elected(void)
 		snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 		ssize_t n = readlink(path, exe, sizeof exe - 1);
 		exe[n > 0 ? n : 0] = '\0';
-		CHECKF(pid > 0 && strcmp(exe, "/usr/bin/etcd") == 0, "n%u pid %d exe %s", i + 1,
+		CHECKF(pid > 0 && strcmp(exe, etcd_programs[ETCD_PROG_ETCD].path) == 0, "n%u pid %d exe %s", i + 1,
 		       (int)pid, exe);
 		snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
 		snprintf(nsf, sizeof nsf, "/run/netns/%s", g_n.net.m[i].ns);
@@ -1290,7 +1290,7 @@ int main(void)
 	RUN(test_etcd_parse_status);
 	RUN(test_load_parse_summary);
 
-	g_have_etcd = etcd_available(NULL) && access("/usr/bin/etcdctl", X_OK) == 0;
+	g_have_etcd = etcd_available(NULL) && access(etcd_programs[ETCD_PROG_ETCDCTL].path, X_OK) == 0;
 	g_have_putload = access(PUTLOAD, X_OK) == 0;
 	if (!g_have_etcd)
 		printf("SKIP: /usr/bin/etcd or /usr/bin/etcdctl missing: the etcd cluster tests "

@@ -16,7 +16,7 @@
 #include "supervise.h"
 #include "uprobe_loader.h"
 
-#define ETCD "/usr/bin/etcd"
+#define ETCD (etcd_programs[ETCD_PROG_ETCD].path)
 #define RAFT "go.etcd.io/etcd/raft.(*raft)."
 
 /* raft.raft fields read: id, Term, Vote, state, lead, raftLog->committed. */

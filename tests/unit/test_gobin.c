@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cluster.h"
 #include "gobin.h"
 
-#define ETCD "/usr/bin/etcd"
+#define ETCD (etcd_programs[ETCD_PROG_ETCD].path)
 #define RAFT "go.etcd.io/etcd/raft.(*raft)."
 
 static char tmpdir[64];
