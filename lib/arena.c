@@ -18,6 +18,8 @@ void spt_arena_init(struct spt_arena *a)
 	a->cur = a->end = NULL;
 	a->head = NULL;
 	a->spare = NULL;
+	a->bytes = 0;
+	a->tag = 0;
 }
 
 static void free_chain(struct spt_arena_block *b)
@@ -31,9 +33,11 @@ static void free_chain(struct spt_arena_block *b)
 
 void spt_arena_fini(struct spt_arena *a)
 {
+	unsigned char tag = a->tag;
 	free_chain(a->head);
 	free_chain(a->spare);
 	spt_arena_init(a);
+	a->tag = tag;
 }
 
 void spt_arena_reset(struct spt_arena *a)
@@ -46,6 +50,36 @@ void spt_arena_reset(struct spt_arena *a)
 		a->spare = b;
 	}
 	a->cur = a->end = NULL;
+	a->bytes = 0;
+}
+
+void spt_arena_rewind(struct spt_arena *a, struct spt_arena_mark m)
+{
+	while (a->head && a->head != m.head) {
+		struct spt_arena_block *b = a->head;
+		a->head = b->next;
+		b->next = a->spare;
+		a->spare = b;
+	}
+	a->cur = m.cur;
+	a->end = m.end;
+	a->bytes = m.bytes;
+}
+
+void spt_arena_trim(struct spt_arena *a, size_t keep)
+{
+	size_t kept = 0;
+	struct spt_arena_block **pp = &a->spare;
+	while (*pp) {
+		if (kept + (*pp)->size <= keep) {
+			kept += (*pp)->size;
+			pp = &(*pp)->next;
+			continue;
+		}
+		struct spt_arena_block *b = *pp;
+		*pp = b->next;
+		free(b);
+	}
 }
 
 static struct spt_arena_block *take_block(struct spt_arena *a, size_t need)
@@ -77,6 +111,7 @@ void *spt_arena_alloc_slow(struct spt_arena *a, size_t size)
 		return NULL;
 	b->next = a->head;
 	a->head = b;
+	a->bytes += b->size;
 	if (need > ARENA_BLOCK_MIN / 4)
 		return b->data; /* a big one gets a block of its own; keep filling the current one */
 	/* The rest of the new block serves the next allocations; the old block's tail is given up. */

@@ -63,7 +63,15 @@ uint64_t spt_str_hash(const char *s, size_t n) { return spt_hash_bytes(s, n, VC_
 
 static uint64_t hash_int(int64_t i) { return fmix64(spt_hash_mix(VC_INT, (uint64_t)i)); }
 
-static uint64_t hash_fun_start(uint32_t n) { return spt_hash_mix(VC_FUN, n); }
+/*
+ * Composite hashes are sums (mod 2^64) of one well-mixed term per element plus a term for the
+ * kind and size, so that one element replaced, appended, inserted or removed updates the hash in
+ * O(1). A sequence's i-th element hashes as the pair (i + 1, e): the same term as a function
+ * with that key, so equal values of either spelling hash alike.
+ */
+static uint64_t size_term(enum vclass c, uint32_t n) { return fmix64(spt_hash_mix(c, n)); }
+static uint64_t kv_term(uint64_t hk, uint64_t hv) { return fmix64(spt_hash_mix(spt_hash_mix(0x5ca1ab1eULL, hk), hv)); }
+static uint64_t set_term(uint64_t h) { return fmix64(h ^ 0x2545f4914f6cdd1dULL); }
 
 /* ---- scalars ---- */
 
@@ -73,22 +81,45 @@ static struct spt_value *new_value(struct spt_arena *a, enum spt_kind k)
 	if (v) {
 		memset(v, 0, sizeof(*v));
 		v->kind = (uint8_t)k;
+		v->gen = a->tag;
 	}
 	return v;
+}
+
+/* Booleans and small integers are built once for the whole process: no allocation, and equal
+ * ones are one pointer. */
+#define SMALL_MIN (-256)
+#define SMALL_MAX 32767
+static struct spt_value small_ints[SMALL_MAX - SMALL_MIN + 1];
+static struct spt_value bools[2];
+
+__attribute__((constructor)) static void static_values_init(void)
+{
+	for (int64_t i = SMALL_MIN; i <= SMALL_MAX; i++) {
+		struct spt_value *v = &small_ints[i - SMALL_MIN];
+		v->kind = SPT_INT;
+		v->gen = SPT_GEN_STATIC;
+		v->u.i = i;
+		v->hash = hash_int(i);
+	}
+	for (int b = 0; b < 2; b++) {
+		bools[b].kind = SPT_BOOL;
+		bools[b].gen = SPT_GEN_STATIC;
+		bools[b].u.b = b;
+		bools[b].hash = fmix64(spt_hash_mix(VC_BOOL, (uint64_t)b));
+	}
 }
 
 spt_val *spt_bool(struct spt_arena *a, bool b)
 {
-	struct spt_value *v = new_value(a, SPT_BOOL);
-	if (v) {
-		v->u.b = b;
-		v->hash = fmix64(spt_hash_mix(VC_BOOL, b));
-	}
-	return v;
+	(void)a;
+	return &bools[b ? 1 : 0];
 }
 
 spt_val *spt_int(struct spt_arena *a, int64_t i)
 {
+	if (i >= SMALL_MIN && i <= SMALL_MAX)
+		return &small_ints[i - SMALL_MIN];
 	struct spt_value *v = new_value(a, SPT_INT);
 	if (v) {
 		v->u.i = i;
@@ -239,12 +270,28 @@ spt_val *spt_set(struct spt_arena *a, spt_val *const *elems, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (m == 0 || !spt_value_eq(copy[m - 1], copy[i]))
 			copy[m++] = copy[i];
-	uint64_t h = spt_hash_mix(VC_SET, m);
+	uint64_t h = size_term(VC_SET, (uint32_t)m);
 	for (size_t i = 0; i < m; i++)
-		h = spt_hash_mix(h, copy[i]->hash);
+		h += set_term(copy[i]->hash);
 	v->u.elems = copy;
 	v->n = (uint32_t)m;
-	v->hash = fmix64(h);
+	v->hash = h;
+	return v;
+}
+
+spt_val *spt_set_adopt_sorted(struct spt_arena *a, spt_val **elems, size_t n)
+{
+	if (n > UINT32_MAX)
+		return NULL;
+	struct spt_value *v = new_value(a, SPT_SET);
+	if (!v)
+		return NULL;
+	uint64_t h = size_term(VC_SET, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		h += set_term(elems[i]->hash);
+	v->u.elems = (spt_val *const *)elems;
+	v->n = (uint32_t)n;
+	v->hash = h;
 	return v;
 }
 
@@ -268,10 +315,10 @@ static uint64_t seq_key(size_t i)
 
 static uint64_t hash_seq(spt_val *const *elems, size_t n)
 {
-	uint64_t h = hash_fun_start((uint32_t)n);
+	uint64_t h = size_term(VC_FUN, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		h = spt_hash_mix(spt_hash_mix(h, seq_key(i)), elems[i]->hash);
-	return fmix64(h);
+		h += kv_term(seq_key(i), elems[i]->hash);
+	return h;
 }
 
 spt_val *spt_seq(struct spt_arena *a, spt_val *const *elems, size_t n)
@@ -296,7 +343,7 @@ spt_val *spt_empty_fun(struct spt_arena *a, enum spt_kind how)
 		how = SPT_FUN;
 	struct spt_value *v = new_value(a, how);
 	if (v)
-		v->hash = fmix64(hash_fun_start(0));
+		v->hash = size_term(VC_FUN, 0);
 	return v;
 }
 
@@ -334,15 +381,15 @@ static spt_val *fun_from_sorted(struct spt_arena *a, const struct kv *p, size_t 
 	spt_val **keys = spt_arena_alloc(a, n * sizeof(*keys));
 	if (!v || !keys)
 		return NULL;
-	uint64_t h = hash_fun_start((uint32_t)n);
+	uint64_t h = size_term(VC_FUN, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
 		keys[i] = p[i].k;
-		h = spt_hash_mix(spt_hash_mix(h, keys[i]->hash), vals[i]->hash);
+		h += kv_term(keys[i]->hash, vals[i]->hash);
 	}
 	v->u.fn.keys = keys;
 	v->u.fn.vals = vals;
 	v->n = (uint32_t)n;
-	v->hash = fmix64(h);
+	v->hash = h;
 	return v;
 }
 
@@ -359,6 +406,7 @@ static spt_val *attach_order(struct spt_arena *a, spt_val *r, const struct kv *p
 	struct spt_value *c = spt_arena_memdup(a, r, sizeof(*r));
 	if (!order || !c)
 		return NULL;
+	c->gen = a->tag;
 	for (size_t j = 0; j < n; j++)
 		order[p[j].given] = (uint32_t)j;
 	c->u.fn.order = order;
@@ -421,13 +469,13 @@ spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size
 	struct spt_value *v = new_value(a, all_str ? SPT_REC : SPT_FUN);
 	if (!v)
 		return NULL;
-	uint64_t h = hash_fun_start((uint32_t)n);
+	uint64_t h = size_term(VC_FUN, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		h = spt_hash_mix(spt_hash_mix(h, keys[i]->hash), vals[i]->hash);
+		h += kv_term(keys[i]->hash, vals[i]->hash);
 	v->u.fn.keys = keys;
 	v->u.fn.vals = vals;
 	v->n = (uint32_t)n;
-	v->hash = fmix64(h);
+	v->hash = h;
 	return v;
 }
 
@@ -469,8 +517,10 @@ spt_val *spt_rec_with_order(struct spt_arena *a, spt_val *rec, const uint32_t *o
 		return NULL;
 	if (!order) {
 		struct spt_value *plain = spt_arena_memdup(a, rec, sizeof(*rec));
-		if (plain)
+		if (plain) {
 			plain->u.fn.order = NULL;
+			plain->gen = a->tag;
+		}
 		return plain;
 	}
 	uint32_t n = rec->n;
@@ -494,6 +544,7 @@ spt_val *spt_rec_with_order(struct spt_arena *a, spt_val *rec, const uint32_t *o
 	struct spt_value *c = spt_arena_memdup(a, rec, sizeof(*rec));
 	if (!c)
 		return NULL;
+	c->gen = a->tag;
 	c->u.fn.order = identity ? NULL : spt_arena_memdup(a, order, n * sizeof(*order));
 	if (!identity && !c->u.fn.order)
 		return NULL;
@@ -513,12 +564,38 @@ spt_val *spt_rec(struct spt_arena *a, const char *const *names, spt_val *const *
 	return spt_fun(a, keys, vals, n, NULL);
 }
 
-spt_val *spt_value_clone(struct spt_arena *a, spt_val *v)
+/* Deep copy; static values are shared, and with share_tag so are values of that arena and of
+ * the arenas whose tags keep lists (keep[0], keep[1]; 0 for none). */
+static const unsigned char no_keep[2];
+
+static bool shared(const struct spt_arena *a, spt_val *v, bool share_tag, const unsigned char *keep)
 {
+	if (v->gen == SPT_GEN_STATIC)
+		return true;
+	if (!share_tag || !v->gen)
+		return false;
+	return v->gen == a->tag || v->gen == keep[0] || v->gen == keep[1];
+}
+
+/* budget (NULL: none) is decremented by the elements copied; at zero the copy fails (NULL). */
+static spt_val *copy_value_k(struct spt_arena *a, spt_val *v, bool share_tag, const unsigned char *keep, size_t *budget)
+{
+	if (shared(a, v, share_tag, keep))
+		return v;
+	if (budget) {
+		size_t cost = 1 + (v->kind >= SPT_SET ? v->n : 0);
+		if (*budget < cost)
+			return NULL;
+		*budget -= cost;
+	}
 	struct spt_value *c = spt_arena_memdup(a, v, sizeof(*v));
 	if (!c)
 		return NULL;
+	c->gen = a->tag;
 	switch (v->kind) {
+	case SPT_INT:
+	case SPT_BOOL:
+		break;
 	case SPT_STR:
 	case SPT_MODEL:
 		if (!(c->u.s = spt_arena_strndup(a, v->u.s, v->n)))
@@ -526,20 +603,25 @@ spt_val *spt_value_clone(struct spt_arena *a, spt_val *v)
 		break;
 	case SPT_SET:
 	case SPT_SEQ: {
-		/* Scalar elements (a log's terms) go into one block: one allocation, not n. */
-		uint32_t scalars = 0;
-		for (uint32_t i = 0; i < v->n; i++)
-			scalars += v->u.elems[i]->kind == SPT_INT || v->u.elems[i]->kind == SPT_BOOL;
 		spt_val **e = spt_arena_alloc(a, (v->n ? v->n : 1) * sizeof(*e));
-		struct spt_value *block = spt_arena_alloc(a, (scalars ? scalars : 1) * sizeof(*block));
-		if (!e || !block)
+		if (!e)
+			return NULL;
+		/* Integer elements outside the static range (a log's indexes) go into one block. */
+		uint32_t big = 0;
+		for (uint32_t i = 0; i < v->n; i++) {
+			spt_val *x = v->u.elems[i];
+			big += x->kind == SPT_INT && !shared(a, x, share_tag, keep);
+		}
+		struct spt_value *block = big ? spt_arena_alloc(a, big * sizeof(*block)) : NULL;
+		if (big && !block)
 			return NULL;
 		for (uint32_t i = 0; i < v->n; i++) {
 			spt_val *x = v->u.elems[i];
-			if (x->kind == SPT_INT || x->kind == SPT_BOOL) {
+			if (x->kind == SPT_INT && !shared(a, x, share_tag, keep)) {
 				*block = *x;
+				block->gen = a->tag;
 				e[i] = block++;
-			} else if (!(e[i] = spt_value_clone(a, x))) {
+			} else if (!(e[i] = copy_value_k(a, x, share_tag, keep, budget))) {
 				return NULL;
 			}
 		}
@@ -553,8 +635,8 @@ spt_val *spt_value_clone(struct spt_arena *a, spt_val *v)
 		if (!k || !x)
 			return NULL;
 		for (uint32_t i = 0; i < v->n; i++)
-			if (!(k[i] = spt_value_clone(a, v->u.fn.keys[i])) ||
-			    !(x[i] = spt_value_clone(a, v->u.fn.vals[i])))
+			if (!(k[i] = copy_value_k(a, v->u.fn.keys[i], share_tag, keep, budget)) ||
+			    !(x[i] = copy_value_k(a, v->u.fn.vals[i], share_tag, keep, budget)))
 				return NULL;
 		c->u.fn.keys = k;
 		c->u.fn.vals = x;
@@ -566,6 +648,140 @@ spt_val *spt_value_clone(struct spt_arena *a, spt_val *v)
 	default:
 		break;
 	}
+	return c;
+}
+
+spt_val *spt_value_clone(struct spt_arena *a, spt_val *v) { return copy_value_k(a, v, false, no_keep, NULL); }
+spt_val *spt_value_move(struct spt_arena *a, spt_val *v) { return copy_value_k(a, v, true, no_keep, NULL); }
+spt_val *spt_value_move_keep(struct spt_arena *a, spt_val *v, const unsigned char keep[2], size_t *budget)
+{
+	return copy_value_k(a, v, true, keep, budget);
+}
+
+/* ---- one-element updates ---- */
+
+static struct spt_value *dup_header(struct spt_arena *a, spt_val *v)
+{
+	struct spt_value *c = spt_arena_memdup(a, v, sizeof(*v));
+	if (c)
+		c->gen = a->tag;
+	return c;
+}
+
+spt_val *spt_seq_set(struct spt_arena *a, spt_val *s, uint32_t i, spt_val *v)
+{
+	if (s->kind != SPT_SEQ || i >= s->n)
+		return NULL;
+	if (s->u.elems[i] == v)
+		return s;
+	struct spt_value *c = dup_header(a, s);
+	spt_val **e = spt_arena_alloc(a, s->n * sizeof(*e));
+	if (!c || !e)
+		return NULL;
+	memcpy(e, s->u.elems, s->n * sizeof(*e));
+	uint64_t k = seq_key(i);
+	c->hash = s->hash - kv_term(k, e[i]->hash) + kv_term(k, v->hash);
+	e[i] = v;
+	c->u.elems = e;
+	return c;
+}
+
+spt_val *spt_fun_set(struct spt_arena *a, spt_val *f, uint32_t i, spt_val *v)
+{
+	if (f->kind == SPT_SEQ)
+		return spt_seq_set(a, f, i, v);
+	if (!spt_is_fun(f) || i >= f->n)
+		return NULL;
+	if (f->u.fn.vals[i] == v)
+		return f;
+	struct spt_value *c = dup_header(a, f);
+	spt_val **x = spt_arena_alloc(a, f->n * sizeof(*x));
+	if (!c || !x)
+		return NULL;
+	memcpy(x, f->u.fn.vals, f->n * sizeof(*x));
+	uint64_t hk = f->u.fn.keys[i]->hash;
+	c->hash = f->hash - kv_term(hk, x[i]->hash) + kv_term(hk, v->hash);
+	x[i] = v;
+	c->u.fn.vals = x; /* the keys (and the written order) are shared */
+	return c;
+}
+
+spt_val *spt_seq_append(struct spt_arena *a, spt_val *s, spt_val *v)
+{
+	if (!spt_is_fun(s) || (s->n && s->kind != SPT_SEQ) || s->n == UINT32_MAX)
+		return NULL;
+	uint32_t n = s->n;
+	struct spt_value *c = new_value(a, SPT_SEQ);
+	spt_val **e = spt_arena_alloc(a, (n + 1) * sizeof(*e));
+	if (!c || !e)
+		return NULL;
+	if (n)
+		memcpy(e, s->u.elems, n * sizeof(*e));
+	e[n] = v;
+	c->u.elems = e;
+	c->n = n + 1;
+	c->hash = s->hash - size_term(VC_FUN, n) + size_term(VC_FUN, n + 1) + kv_term(seq_key(n), v->hash);
+	return c;
+}
+
+/* Where x is or would go in the sorted set s. */
+static uint32_t set_pos(spt_val *s, spt_val *x, bool *found)
+{
+	uint32_t lo = 0, hi = s->n;
+	*found = false;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = spt_value_cmp(s->u.elems[mid], x);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+spt_val *spt_set_insert(struct spt_arena *a, spt_val *s, spt_val *x)
+{
+	if (s->kind != SPT_SET || s->n == UINT32_MAX)
+		return NULL;
+	bool found;
+	uint32_t k = set_pos(s, x, &found);
+	if (found)
+		return s;
+	struct spt_value *c = dup_header(a, s);
+	spt_val **e = spt_arena_alloc(a, (s->n + 1) * sizeof(*e));
+	if (!c || !e)
+		return NULL;
+	memcpy(e, s->u.elems, k * sizeof(*e));
+	e[k] = x;
+	memcpy(e + k + 1, s->u.elems + k, (s->n - k) * sizeof(*e));
+	c->u.elems = e;
+	c->n = s->n + 1;
+	c->hash = s->hash - size_term(VC_SET, s->n) + size_term(VC_SET, s->n + 1) + set_term(x->hash);
+	return c;
+}
+
+spt_val *spt_set_remove(struct spt_arena *a, spt_val *s, spt_val *x)
+{
+	if (s->kind != SPT_SET)
+		return NULL;
+	bool found;
+	uint32_t k = set_pos(s, x, &found);
+	if (!found)
+		return s;
+	struct spt_value *c = dup_header(a, s);
+	spt_val **e = spt_arena_alloc(a, (s->n ? s->n : 1) * sizeof(*e));
+	if (!c || !e)
+		return NULL;
+	memcpy(e, s->u.elems, k * sizeof(*e));
+	memcpy(e + k, s->u.elems + k + 1, (s->n - k - 1) * sizeof(*e));
+	c->u.elems = e;
+	c->n = s->n - 1;
+	c->hash = s->hash - size_term(VC_SET, s->n) + size_term(VC_SET, s->n - 1) - set_term(s->u.elems[k]->hash);
 	return c;
 }
 
@@ -592,6 +808,26 @@ spt_val *spt_fun_apply(spt_val *f, spt_val *key)
 			hi = mid;
 	}
 	return NULL;
+}
+
+long spt_fun_index(spt_val *f, spt_val *key)
+{
+	if (!spt_is_fun(f))
+		return -1;
+	if (f->kind == SPT_SEQ)
+		return key->kind == SPT_INT && key->u.i >= 1 && key->u.i <= (int64_t)f->n ? (long)(key->u.i - 1) : -1;
+	uint32_t lo = 0, hi = f->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = spt_value_cmp(f->u.fn.keys[mid], key);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }
 
 spt_val *spt_rec_get(spt_val *r, const char *name)

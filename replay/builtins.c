@@ -39,14 +39,15 @@ const struct builtin builtins[] = {
 	{ "", "\\", 2, bi_setminus },
 	{ "", "\\setminus", 2, bi_setminus },
 	{ "", "\\subseteq", 2, bi_subseteq },
-	{ "", "SUBSET", 1, bi_subset },
+	{ "", "SUBSET", 1, bi_subset, BI_SUBSET },
 	{ "", "UNION", 1, bi_union },
 	{ "", "DOMAIN", 1, bi_domain },
-	{ "", "\\in", 2, bi_in },
-	{ "", "\\notin", 2, bi_notin },
+	{ "", "\\in", 2, bi_in, BI_IN },
+	{ "", "\\notin", 2, bi_notin, BI_NOTIN },
+	{ "", "=>", 2, NULL, BI_IMPLIES },
 	{ "", "\\times", -1, bi_times_set },
 	{ "", "\\X", -1, bi_times_set },
-	{ "", "=", 2, bi_eq },
+	{ "", "=", 2, bi_eq, BI_EQ },
 	{ "", "#", 2, bi_neq },
 	{ "", "/=", 2, bi_neq },
 	{ "", "\\lnot", 1, bi_not },
@@ -65,17 +66,18 @@ const struct builtin builtins[] = {
 	{ SEQ, "\\o", 2, bi_concat },
 	{ SEQ, "\\circ", 2, bi_concat },
 	{ SEQ, "SubSeq", 3, bi_subseq },
+	{ SEQ, "Seq", 1, NULL, BI_SEQSET },
 	/* TLC */
 	{ TLC, ":>", 2, bi_one_point },
 	{ TLC, "@@", 2, bi_merge },
-	{ TLC, "Print", 2, bi_print },
-	{ TLC, "PrintT", 1, bi_printt },
+	{ TLC, "Print", 2, bi_print, 0, true },
+	{ TLC, "PrintT", 1, bi_printt, 0, true },
 	{ TLC, "Assert", 2, bi_assert },
 	{ TLC, "ToString", 1, bi_tostring },
 	{ TLC, "Permutations", 1, bi_permutations },
 	{ TLC, "TLCEval", 1, bi_tlceval },
-	{ TLC, "TLCSet", 2, bi_tlcset },
-	{ TLC, "TLCGet", 1, bi_tlcget },
+	{ TLC, "TLCSet", 2, bi_tlcset, 0, true },
+	{ TLC, "TLCGet", 1, bi_tlcget, 0, true },
 	/* FiniteSetsExt */
 	{ FSX, "Max", 1, bi_max },
 	{ FSX, "Min", 1, bi_min },
@@ -143,5 +145,13 @@ const struct builtin *builtin_lookup(const char *module, const char *name, uint3
 		if (!module || visible(module, b->module, 4))
 			return b;
 	}
+	return NULL;
+}
+
+const struct builtin *builtin_lookup_any(const char *module, const char *name)
+{
+	for (const struct builtin *b = builtins; b->name; b++)
+		if (!strcmp(b->name, name) && (!module || visible(module, b->module, 4)))
+			return b;
 	return NULL;
 }

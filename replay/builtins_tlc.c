@@ -1,5 +1,8 @@
 /* The first-order operators of the TLC module: printing, assertions, ToString. */
 #include "builtins_internal.h"
+#include "ev_core.h"
+
+#include <stdlib.h>
 
 FILE *bi_print_stream;
 
@@ -64,8 +67,31 @@ BI(bi_tlceval)
  * named ones ("level", "diameter", ...) describe TLC's model checking, which has no counterpart
  * in window validation: asking for them is an error, never a made-up value. */
 #define TLC_REGISTERS 64
-static spt_val *registers[TLC_REGISTERS];
-static struct spt_arena register_arena;
+struct tlc_registers {
+	spt_val *r[TLC_REGISTERS];
+	struct spt_arena arena;
+};
+
+static struct tlc_registers *regs(struct ev *ev)
+{
+	if (!ev->tlc) {
+		struct tlc_registers *t = calloc(1, sizeof(*t));
+		if (t)
+			spt_arena_init(&t->arena);
+		ev->tlc = t;
+	}
+	return ev->tlc;
+}
+
+void bi_tlc_fini(struct ev *ev)
+{
+	struct tlc_registers *t = ev->tlc;
+	if (t) {
+		spt_arena_fini(&t->arena);
+		free(t);
+	}
+	ev->tlc = NULL;
+}
 
 static int register_index(struct ev *ev, const struct ast *at, const char *op, spt_val *i, int64_t *out)
 {
@@ -86,10 +112,11 @@ BI(bi_tlcset)
 	if (register_index(ev, at, "TLCSet", args[0], &i))
 		return EVAL_ERR;
 	/* Registers outlive the window being checked: keep a copy of their own. */
-	spt_val *v = spt_value_clone(&register_arena, args[1]);
+	struct tlc_registers *t = regs(ev);
+	spt_val *v = t ? spt_value_clone(&t->arena, args[1]) : NULL;
 	if (!v)
 		return bi_ret(ev, at, "TLCSet", NULL, out);
-	registers[i] = v;
+	t->r[i] = v;
 	return bi_ret_bool(ev, at, "TLCSet", true, out);
 }
 
@@ -99,8 +126,9 @@ BI(bi_tlcget)
 	int64_t i;
 	if (register_index(ev, at, "TLCGet", args[0], &i))
 		return EVAL_ERR;
-	if (!registers[i])
+	struct tlc_registers *t = regs(ev);
+	if (!t || !t->r[i])
 		return ev_fail(ev, at, "TLCGet(%lld): nothing was TLCSet there", (long long)i);
-	*out = registers[i];
+	*out = t->r[i];
 	return 0;
 }

@@ -7,16 +7,17 @@
 
 #include "check.h"
 #include "enumerate.h"
+#include "resolve.h"
 
 /* How Next calls an action: the sets its parameters range over. */
 struct action_info {
 	const char *name;
 	struct opdef *def;
 	struct module *mod;
-	const struct ast **param_sets; /* one per parameter, evaluated in the root module */
-	const char **param_names;      /* the names Next binds the arguments to (a set may use outer ones) */
+	const struct ast **param_sets; /* one per parameter */
+	uint32_t *param_slots;         /* the cells Next binds the arguments to (a set may use outer ones) */
+	const struct opdef **param_owner; /* whose frame those cells are in */
 	uint32_t *order;               /* parameters from the outermost quantifier in */
-	struct ctx set_ctx;
 	char *no_sets;                 /* why the parameters' sets are unknown (a mapping may bind them) */
 };
 
@@ -25,12 +26,14 @@ struct checker {
 	struct cfg cfg;
 	struct spt_arena long_arena;   /* constants, Init states */
 	struct spt_arena window_arena; /* one window's values */
+	struct spt_arena best_arena[2]; /* the closest successor so far, and the one before */
 	struct interp in;
 	spt_val ***init_states;        /* each an array of n_vars values */
 	uint32_t n_init;
 	bool init_done;
 	struct action_info *actions;
 	uint32_t n_actions;
+	char warnings[2048];           /* what loading found odd but not wrong (checker_warnings) */
 };
 
 static void spec_err(struct check_error *err, const struct spec_error *e)
@@ -62,11 +65,29 @@ static int set_constants(struct checker *ck, struct check_error *err)
 		while (j < n && names[j] != k->name)
 			j++;
 		if (j == n) {
-			/* TLC also lets the cfg override a definition; spectap does not. */
-			snprintf(err->msg, sizeof(err->msg), "%s:%u: %s is not a CONSTANT of the spec", ck->cfg.path, k->line, k->name);
-			return -EINVAL;
+			/* A definition the cfg overrides (the resolver bound it), or, as TLC does for
+			 * `name = value`, a name the spec does not have: ignored. */
+			struct symbol *s = module_lookup(spec_root(ck->spec), k->name);
+			if ((!s || s->kind != SYM_DEF) && k->op) {
+				snprintf(err->msg, sizeof(err->msg),
+					 "%s:%u: %s <- %s: the identifier %s does not appear in the specification", ck->cfg.path,
+					 k->line, k->name, k->op, k->name);
+				return -EINVAL;
+			}
+			if (!s || s->kind != SYM_DEF) {
+				size_t used = strlen(ck->warnings);
+				snprintf(ck->warnings + used, sizeof(ck->warnings) - used,
+					 "%s%s:%u: %s is neither a CONSTANT nor a definition of the spec: ignored, as TLC does",
+					 used ? "\n" : "", ck->cfg.path, k->line, k->name);
+			}
+			continue;
 		}
 		if (k->value) {
+			if (arity[j]) {
+				snprintf(err->msg, sizeof(err->msg), "%s:%u: %s takes %u arguments: give it an operator (%s <- Op)",
+					 ck->cfg.path, k->line, k->name, arity[j], k->name);
+				return -EINVAL;
+			}
 			ck->in.consts[j] = k->value;
 			continue;
 		}
@@ -76,18 +97,24 @@ static int set_constants(struct checker *ck, struct check_error *err)
 				 k->line, k->name, k->op, k->op);
 			return -EINVAL;
 		}
-		struct closure *cl = spt_arena_alloc(&ck->long_arena, sizeof(*cl));
-		if (!cl)
-			return -ENOMEM;
-		*cl = (struct closure){ s->def, NULL, NULL, s->def->module };
-		if (arity[j] == 0 && s->def->n_params == 0) {
+		if (s->def->n_params != arity[j]) {
+			snprintf(err->msg, sizeof(err->msg), "%s:%u: %s <- %s: %s takes %u arguments, %s %u", ck->cfg.path, k->line,
+				 k->name, k->op, k->op, s->def->n_params, k->name, arity[j]);
+			return -EINVAL;
+		}
+		if (arity[j] == 0) {
 			/* A value constant given by a definition: evaluate it once. */
 			spt_val *v;
-			struct ctx c = { NULL, s->def->module, NULL, false };
-			if (eval(&ck->in, c, s->def->body, &v))
+			ev_clear_error(&ck->in.ev);
+			ck->in.ev.arena = &ck->long_arena;
+			if (eval_call(&ck->in, s->def, NULL, 0, &v))
 				return eval_err(ck, err, k->name);
 			ck->in.consts[j] = v;
 		} else {
+			struct closure *cl = spt_arena_alloc(&ck->long_arena, sizeof(*cl));
+			if (!cl)
+				return -ENOMEM;
+			*cl = (struct closure){ s->def, NULL, NULL };
 			ck->in.const_ops[j] = cl;
 		}
 	}
@@ -104,8 +131,11 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 		return -ENOMEM;
 	spt_arena_init(&ck->long_arena);
 	spt_arena_init(&ck->window_arena);
-	int rc = root_path == spec_path ? spec_load(spec_path, &ck->spec, &se)
-					: spec_load_aliased(root_path, "Spec", spec_path, &ck->spec, &se);
+	for (int i = 0; i < 2; i++)
+		spt_arena_init(&ck->best_arena[i]);
+	ck->long_arena.tag = 203;
+	int rc = root_path == spec_path ? spec_parse(spec_path, &ck->spec, &se)
+					: spec_parse_aliased(root_path, "Spec", spec_path, &ck->spec, &se);
 	if (rc) {
 		spec_err(err, &se);
 		free(ck);
@@ -118,12 +148,24 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 		if (access(guess, R_OK) == 0)
 			cfg_path = guess;
 	}
-	interp_init(&ck->in, ck->spec, &ck->long_arena);
 	if (cfg_path && (rc = cfg_load(ck->spec, cfg_path, &ck->cfg, &se))) {
 		spec_err(err, &se);
-		checker_free(ck);
+		cfg_free(&ck->cfg);
+		spec_free(ck->spec);
+		spt_arena_fini(&ck->long_arena);
+		free(ck);
 		return rc;
 	}
+	if ((rc = spec_resolve(ck->spec, cfg_path ? &ck->cfg : NULL, &se))) {
+		spec_err(err, &se);
+		cfg_free(&ck->cfg);
+		spec_free(ck->spec);
+		spt_arena_fini(&ck->long_arena);
+		free(ck);
+		return rc;
+	}
+	interp_init(&ck->in, ck->spec, &ck->long_arena);
+	ck->in.rewind = true; /* compare_successor copies the closest successor it keeps */
 	if ((rc = set_constants(ck, err))) {
 		checker_free(ck);
 		return rc;
@@ -145,15 +187,17 @@ int checker_new_mapped(const char *map_path, const char *spec_path, const char *
 
 struct interp *checker_interp(struct checker *ck) { return &ck->in; }
 
+const char *checker_warnings(const struct checker *ck) { return ck->warnings[0] ? ck->warnings : NULL; }
+
 int checker_call(struct checker *ck, const char *name, spt_val *const *args, uint32_t n, spt_val **out,
 		 struct check_error *err)
 {
 	struct module *root = spec_root(ck->spec);
 	struct symbol *s = module_lookup(root, spec_intern(ck->spec, name, strlen(name)));
-	if (!s || s->kind != SYM_DEF || s->module != root)
+	if (!s || s->kind != SYM_DEF)
 		return 1; /* not defined: the caller's default applies */
 	struct opdef *d = s->def;
-	if (d->n_params != n) {
+	if (d->n_params != n || d->higher_order) {
 		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: %s takes %u argument%s here", d->pos.file, d->pos.line,
 			 d->pos.col, name, n, n == 1 ? "" : "s");
 		return -EINVAL;
@@ -161,11 +205,7 @@ int checker_call(struct checker *ck, const char *name, spt_val *const *args, uin
 	struct interp *in = &ck->in;
 	in->ev.arena = &ck->window_arena;
 	ev_clear_error(&in->ev);
-	struct ctx c = { NULL, d->module, NULL, false };
-	for (uint32_t i = 0; i < n; i++)
-		if (!(c.env = bind_value(in, c.env, d->params[i], args[i])))
-			return -ENOMEM;
-	if (eval(in, c, d->body, out))
+	if (eval_call(in, d, args, n, out))
 		return eval_err(ck, err, name);
 	return 0;
 }
@@ -177,7 +217,8 @@ void checker_free(struct checker *ck)
 		return;
 	for (uint32_t i = 0; i < ck->n_actions; i++) {
 		free(ck->actions[i].param_sets);
-		free(ck->actions[i].param_names);
+		free(ck->actions[i].param_slots);
+		free(ck->actions[i].param_owner);
 		free(ck->actions[i].order);
 		free(ck->actions[i].no_sets);
 	}
@@ -188,6 +229,8 @@ void checker_free(struct checker *ck)
 	spec_free(ck->spec);
 	spt_arena_fini(&ck->long_arena);
 	spt_arena_fini(&ck->window_arena);
+	for (int i = 0; i < 2; i++)
+		spt_arena_fini(&ck->best_arena[i]);
 	free(ck);
 }
 
@@ -202,55 +245,62 @@ const char *const *checker_vars(struct checker *ck, uint32_t *n)
 /* ---- how Next calls an action ---- */
 
 struct scope {
-	const char *name;
+	uint32_t slot;            /* a bound name's cell */
+	const struct opdef *owner; /* in this definition's frame */
 	const struct ast *set;
-	uint32_t depth; /* 0 for the outermost */
+	uint32_t depth;           /* 0 for the outermost */
 	const struct scope *next;
 };
 
-/* Finds Name(x, y) under \E x \in S, y \in T in e; fills sets. Follows calls of zero-parameter definitions. */
-static bool find_call(struct checker *ck, struct module *m, const struct ast *e, const char *action,
-		      const struct scope *sc, const struct ast **sets, const char **names, uint32_t *depths,
-		      uint32_t nparams, int depth)
+/* Finds Name(x, y) under \E x \in S, y \in T in e (the body of owner); fills sets. Follows calls
+ * of zero-parameter definitions. */
+static bool find_call(const struct opdef *owner, const struct ast *e, const struct opdef *action,
+		      const struct scope *sc, const struct ast **sets, uint32_t *slots, const struct opdef **owners,
+		      uint32_t *depths, uint32_t nparams, int depth)
 {
 	if (!e || depth > 64)
 		return false;
 	if (e->kind == A_EXISTS) {
 		const struct scope *inner = sc;
-		struct scope *chain = malloc(64 * sizeof(*chain));
+		uint32_t total = 0;
+		for (uint32_t i = 0; i < e->n_bounds; i++)
+			total += e->bounds[i].n_names;
+		struct scope *chain = malloc((total + 1) * sizeof(*chain));
 		uint32_t k = 0;
 		for (uint32_t i = 0; chain && i < e->n_bounds; i++)
-			for (uint32_t j = 0; j < e->bounds[i].n_names && k < 64 && !e->bounds[i].tuple; j++) {
-				chain[k] = (struct scope){ e->bounds[i].names[j], e->bounds[i].set, inner ? inner->depth + 1 : 0, inner };
+			for (uint32_t j = 0; j < e->bounds[i].n_names && !e->bounds[i].tuple && e->bounds[i].set; j++) {
+				chain[k] = (struct scope){ e->bounds[i].slots[j], owner, e->bounds[i].set, inner ? inner->depth + 1 : 0, inner };
 				inner = &chain[k++];
 			}
-		bool found = find_call(ck, m, e->a[0], action, inner, sets, names, depths, nparams, depth + 1);
+		bool found = find_call(owner, e->a[0], action, inner, sets, slots, owners, depths, nparams, depth + 1);
 		free(chain);
 		return found;
 	}
-	if (e->kind == A_NAME && e->name == action) {
+	if (e->kind == A_NAME && e->ref == REF_DEF && e->r.def == action) {
 		if (e->n != nparams)
 			return false;
 		for (uint32_t i = 0; i < e->n; i++) {
 			const struct ast *arg = e->a[i];
 			const struct scope *s = sc;
-			while (s && !(arg->kind == A_NAME && arg->n == 0 && s->name == arg->name))
+			while (s && !(arg->kind == A_NAME && arg->ref == REF_LOCAL && arg->up == 0 && s->owner == owner &&
+				      s->slot == arg->slot))
 				s = s->next;
 			if (!s)
 				return false;
 			sets[i] = s->set;
-			names[i] = s->name;
+			slots[i] = s->slot;
+			owners[i] = s->owner;
 			depths[i] = s->depth;
 		}
 		return true;
 	}
-	if (e->kind == A_NAME && e->n == 0) {
-		struct symbol *s = module_lookup(m, e->name);
-		if (s && s->kind == SYM_DEF && !s->def->n_params && !s->def->n_fbounds)
-			return find_call(ck, s->def->module, s->def->body, action, sc, sets, names, depths, nparams, depth + 1);
+	if (e->kind == A_NAME && e->ref == REF_DEF && e->n == 0) {
+		const struct opdef *d = e->r.def;
+		if (!d->n_params && !d->n_fbounds)
+			return find_call(d, d->body, action, sc, sets, slots, owners, depths, nparams, depth + 1);
 	}
 	for (uint32_t i = 0; i < e->n; i++)
-		if (find_call(ck, m, e->a[i], action, sc, sets, names, depths, nparams, depth + 1))
+		if (find_call(owner, e->a[i], action, sc, sets, slots, owners, depths, nparams, depth + 1))
 			return true;
 	return false;
 }
@@ -268,17 +318,20 @@ static struct action_info *action_info(struct checker *ck, const char *name, str
 			 root->name);
 		return NULL;
 	}
-	struct action_info ai = { iname, s->def, s->def->module, NULL, NULL, NULL, { NULL, root, NULL, false } };
+	struct action_info ai = { iname, s->def, s->def->module, NULL, NULL, NULL, NULL, NULL };
 	if (s->def->n_params) {
 		uint32_t np = s->def->n_params;
 		ai.param_sets = calloc(np, sizeof(*ai.param_sets));
-		ai.param_names = calloc(np, sizeof(*ai.param_names));
+		ai.param_slots = calloc(np, sizeof(*ai.param_slots));
+		ai.param_owner = calloc(np, sizeof(*ai.param_owner));
 		ai.order = calloc(np, sizeof(*ai.order));
 		uint32_t *depths = calloc(np, sizeof(*depths));
 		const char *next_name = ck->cfg.next ? ck->cfg.next : spec_intern(ck->spec, "Next", 4);
 		struct symbol *nx = module_lookup(root, next_name);
-		bool found = ai.param_sets && ai.param_names && ai.order && depths && nx && nx->kind == SYM_DEF &&
-			     find_call(ck, root, nx->def->body, iname, NULL, ai.param_sets, ai.param_names, depths, np, 0);
+		bool found = ai.param_sets && ai.param_slots && ai.param_owner && ai.order && depths && nx &&
+			     nx->kind == SYM_DEF &&
+			     find_call(nx->def, nx->def->body, s->def, NULL, ai.param_sets, ai.param_slots, ai.param_owner,
+				       depths, np, 0);
 		/* Bind from the outermost quantifier in: an inner set may name an outer variable. */
 		for (uint32_t i = 0; found && i < np; i++) {
 			uint32_t j = i;
@@ -297,10 +350,12 @@ static struct action_info *action_info(struct checker *ck, const char *name, str
 				 s->def->pos.file, s->def->pos.line, s->def->pos.col, name, s->def->n_params,
 				 s->def->n_params == 1 ? "" : "s", next_name, name);
 			free(ai.param_sets);
-			free(ai.param_names);
+			free(ai.param_slots);
+			free(ai.param_owner);
 			free(ai.order);
 			ai.param_sets = NULL;
-			ai.param_names = NULL;
+			ai.param_slots = NULL;
+			ai.param_owner = NULL;
 			ai.order = NULL;
 			if (!(ai.no_sets = strdup(msg)))
 				return NULL;
@@ -309,7 +364,8 @@ static struct action_info *action_info(struct checker *ck, const char *name, str
 	struct action_info *n = realloc(ck->actions, (ck->n_actions + 1) * sizeof(*n));
 	if (!n) {
 		free(ai.param_sets);
-		free(ai.param_names);
+		free(ai.param_slots);
+		free(ai.param_owner);
 		free(ai.order);
 		return NULL;
 	}
@@ -357,10 +413,12 @@ static int init_states(struct checker *ck, struct check_error *err)
 	}
 	struct interp *in = &ck->in;
 	in->init_mode = true;
+	in->ev.arena = &ck->long_arena;
 	memset(in->next, 0, in->n_vars * sizeof(*in->next));
-	struct ctx c = { NULL, s->def->module, NULL, false };
-	int rc = enumerate(in, c, s->def->body, keep_init, ck);
+	struct frame *f = frame_new(in, s->def, NULL, NULL);
+	int rc = f ? enumerate(in, (struct ctx){ f, NULL, false }, s->def->body, keep_init, ck) : EVAL_ERR;
 	in->init_mode = false;
+	in->ev.arena = &ck->window_arena;
 	if (rc)
 		return eval_err(ck, err, "evaluating Init");
 	ck->init_done = true;
@@ -376,7 +434,8 @@ struct wstate {
 	spt_val **expected;
 	uint32_t n_obs;
 	struct window_result *res;
-	spt_val **best;         /* the closest successor so far */
+	spt_val **best;         /* the closest successor so far (in ck->best_arena[best_gen]) */
+	uint8_t best_gen;
 	uint32_t best_dist;
 	spt_val *binding;
 	const char *best_binding;
@@ -392,11 +451,19 @@ static int compare_successor(struct interp *in, void *arg)
 		if (!spt_value_eq(in->next[w->observed[i]], w->expected[i]))
 			dist++;
 	if (dist < w->best_dist) {
+		/* The successor's values go when its branch returns (the enumerator rewinds): copy
+		 * it, into the arena the previous best is not in. */
+		struct checker *ck = w->ck;
+		uint8_t g = (uint8_t)(1 - w->best_gen);
+		struct spt_arena *a = &ck->best_arena[g];
+		spt_arena_reset(a);
+		for (uint32_t i = 0; i < in->n_vars; i++)
+			if (in->next[i] && !(w->best[i] = spt_value_move(a, in->next[i])))
+				return ev_fail(&in->ev, NULL, "out of memory");
+		const char *b = w->binding ? ev_show(&in->ev, w->binding) : NULL;
+		w->best_binding = b ? spt_arena_strndup(a, b, strlen(b)) : NULL;
+		w->best_gen = g;
 		w->best_dist = dist;
-		memcpy(w->best, in->next, in->n_vars * sizeof(*w->best));
-		w->best_binding = w->binding ? ev_show(&in->ev, w->binding) : NULL;
-		if (w->best_binding)
-			w->best_binding = spt_arena_strndup(in->ev.arena, w->best_binding, strlen(w->best_binding));
 	}
 	return dist == 0 ? 1 : 0; /* a match: done */
 }
@@ -419,27 +486,34 @@ static int try_bindings(struct checker *ck, struct action_info *ai, struct wstat
 		i = d->n_params;
 	}
 	if (i == d->n_params) {
-		struct ctx c = { NULL, ai->mod, NULL, false };
+		struct spt_arena_mark m = spt_arena_mark(in->ev.arena);
+		struct frame *f = frame_new(in, d, NULL, NULL);
+		if (!f)
+			return eval_err(ck, err, d->name);
 		for (uint32_t k = 0; k < d->n_params; k++)
-			if (!(c.env = bind_value(in, c.env, d->params[k], vals[k])))
-				return -ENOMEM;
+			f->c[k].v = vals[k];
 		w->binding = d->n_params ? spt_seq(in->ev.arena, vals, d->n_params) : NULL;
 		memset(in->next, 0, in->n_vars * sizeof(*in->next));
-		int rc = enumerate(in, c, d->body, compare_successor, w);
+		int rc = enumerate(in, (struct ctx){ f, NULL, false }, d->body, compare_successor, w);
 		if (rc == EVAL_ERR)
 			return eval_err(ck, err, d->name);
+		spt_arena_rewind(in->ev.arena, m);
 		return rc;
 	}
 	if (ai->no_sets) {
 		snprintf(err->msg, sizeof(err->msg), "%s", ai->no_sets);
 		return -EINVAL;
 	}
-	/* The i-th parameter from the outermost quantifier in; the outer ones are bound by now. */
+	/* The i-th parameter from the outermost quantifier in; the outer ones are bound by now, in
+	 * the frame of the definition whose \E binds them. */
 	uint32_t p = ai->order[i];
-	struct ctx sc = ai->set_ctx;
+	struct frame *sf = frame_new(in, ai->param_owner[p], NULL, NULL);
+	if (!sf)
+		return eval_err(ck, err, d->name);
+	struct ctx sc = { sf, NULL, false };
 	for (uint32_t k = 0; k < i; k++)
-		if (!(sc.env = bind_value(in, sc.env, ai->param_names[ai->order[k]], vals[ai->order[k]])))
-			return -ENOMEM;
+		if (ai->param_owner[ai->order[k]] == ai->param_owner[p])
+			sf->c[ai->param_slots[ai->order[k]]].v = vals[ai->order[k]];
 	spt_val *set;
 	if (eval(in, sc, ai->param_sets[p], &set))
 		return eval_err(ck, err, "the set a parameter ranges over");
@@ -478,12 +552,13 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 	uint32_t nv = in->n_vars;
 	bool *given = calloc(nv + 1, sizeof(*given));
 	struct wstate w = { ck, post, calloc(nv + 1, sizeof(uint32_t)), calloc(nv + 1, sizeof(spt_val *)), 0, res,
-			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), UINT32_MAX, NULL, NULL,
+			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), 0, UINT32_MAX, NULL, NULL,
 			    params };
 	spt_val **vals = calloc(ai->def->n_params + 1, sizeof(*vals));
 	int rc = -ENOMEM;
 	if (!given || !w.observed || !w.expected || !w.best || !vals)
 		goto out;
+	memset(w.best, 0, (nv + 1) * sizeof(*w.best));
 	rc = -EINVAL;
 	for (uint32_t i = 0; pre && i < pre->n; i++) {
 		int v = var_index(ck, pre->u.fn.keys[i]);

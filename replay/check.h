@@ -50,6 +50,8 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 int checker_new_mapped(const char *map_path, const char *spec_path, const char *cfg_path, struct checker **out,
 		       struct check_error *err);
 struct interp *checker_interp(struct checker *ck);
+/* What loading found odd but harmless (cfg names the spec lacks), one per line; NULL if none. */
+const char *checker_warnings(const struct checker *ck);
 /* Calls operator name of the root module (a mapping's) with values, in the window arena:
  * 0 with *out, 1 when the root module does not define it, or -EINVAL with err. */
 int checker_call(struct checker *ck, const char *name, spt_val *const *args, uint32_t n, spt_val **out,

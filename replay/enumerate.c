@@ -3,6 +3,9 @@
  * when x' has no value yet (else it is a guard), x' \in S branches over S, disjunctions and \E
  * branch, UNCHANGED v assigns v's variables their current values, and anything else is a guard.
  * In Init mode the unprimed variables are the ones assigned.
+ *
+ * What a branch allocates is given back when it returns (the arena is rewound): a successor
+ * that must outlive its branch is copied by the callback.
  */
 #include <string.h>
 
@@ -20,7 +23,10 @@ struct en {
 	struct interp *in;
 	succ_fn fn;
 	void *arg;
+	int depth;
 };
+
+#define MAX_STEP_DEPTH 20000
 
 static int step(struct en *en, const struct cont *k);
 
@@ -45,27 +51,26 @@ static int next(struct en *en, const struct cont *k, const struct ast *at)
 	return k ? step(en, k) : done(en, at);
 }
 
-/* The index of the state variable x names in c (not shadowed), or -1. */
-static int var_index(struct interp *in, struct ctx c, const struct ast *x)
+/* The state variable x names (a variable, or an instance's substitution by one), or -1. */
+static int var_index(const struct ast *x)
 {
-	if (x->kind != A_NAME || x->n != 0)
-		return -1;
-	struct resolved r;
-	if (resolve(in, c, x, x->name, 0, &r) || r.kind != R_VAR)
-		return -1;
-	return (int)r.index;
+	for (int guard = 0; guard < 16 && x->kind == A_NAME && x->n == 0; guard++) {
+		if (x->ref == REF_VAR)
+			return (int)x->slot;
+		if (x->ref != REF_SUBST)
+			break;
+		x = x->r.subst;
+	}
+	return -1;
 }
 
 /* The variable an assignment target denotes: x' in actions, x in Init. */
-static int target(struct interp *in, struct ctx c, const struct ast *lhs, bool *primed_ctx)
+static int target(struct interp *in, struct ctx c, const struct ast *lhs)
 {
-	*primed_ctx = false;
 	if (in->init_mode)
-		return c.primed ? -1 : var_index(in, c, lhs);
-	if (lhs->kind == A_PRIME && !c.primed) {
-		*primed_ctx = true;
-		return var_index(in, c, lhs->a[0]);
-	}
+		return c.primed ? -1 : var_index(lhs);
+	if (lhs->kind == A_PRIME && !c.primed)
+		return var_index(lhs->a[0]);
 	return -1;
 }
 
@@ -92,29 +97,38 @@ static int relation(struct en *en, const struct cont *k, bool *handled)
 	struct interp *in = en->in;
 	const struct ast *e = k->e;
 	*handled = false;
-	bool eq = !strcmp(e->name, "="), mem = !strcmp(e->name, "\\in");
-	if (e->n != 2 || (!eq && !mem))
+	if (e->ref != REF_BUILTIN || e->n != 2 || (e->r.bi->code != BI_EQ && e->r.bi->code != BI_IN))
 		return 0;
-	bool primed;
-	int var = target(in, k->c, e->a[0], &primed);
+	int var = target(in, k->c, e->a[0]);
 	if (var < 0 || in->next[var])
 		return 0;
 	*handled = true;
 	spt_val *v;
-	if (eq) {
-		if (eval(in, k->c, e->a[1], &v))
-			return EVAL_ERR;
-		return assign(en, var, v, k->next, e);
-	}
 	if (eval(in, k->c, e->a[1], &v))
 		return EVAL_ERR;
+	if (e->r.bi->code == BI_EQ)
+		return assign(en, var, v, k->next, e);
 	if (v->kind != SPT_SET)
 		return ev_fail(&in->ev, e->a[1], "%s' \\in S needs a finite set, not %s", in->vars[var], ev_show(&in->ev, v));
+	struct spt_arena *a = in->ev.arena;
 	for (uint32_t i = 0; i < v->n; i++) {
+		struct spt_arena_mark m = spt_arena_mark(a);
 		int rc = assign(en, var, v->u.elems[i], k->next, e);
+		if (in->rewind)
+			spt_arena_rewind(a, m);
 		if (rc)
 			return rc;
 	}
+	return 0;
+}
+
+/* The frame a zero-parameter definition's body is evaluated in. */
+static int def_frame(struct interp *in, const struct opdef *d, struct frame *env, const struct ast *at, struct ctx *out)
+{
+	struct frame *f = frame_new(in, d, env, at);
+	if (!f)
+		return EVAL_ERR;
+	*out = (struct ctx){ f, NULL, false };
 	return 0;
 }
 
@@ -127,26 +141,23 @@ static int unchanged(struct en *en, const struct ast *v, struct ctx c, const str
 			return next(en, rest, at);
 		/* UNCHANGED <<a, b, c>> = UNCHANGED a /\ UNCHANGED <<b, c>> */
 		struct ast *tail = spt_arena_alloc(in->ev.arena, sizeof(*tail));
-		if (!tail)
+		struct ast *un = spt_arena_alloc(in->ev.arena, sizeof(*un));
+		struct ast **ua = spt_arena_alloc(in->ev.arena, sizeof(*ua));
+		if (!tail || !un || !ua)
 			return ev_fail(&in->ev, at, "out of memory");
 		*tail = *v;
 		tail->a++;
 		tail->n--;
-		struct ast *un = spt_arena_alloc(in->ev.arena, sizeof(*un));
-		if (!un)
-			return ev_fail(&in->ev, at, "out of memory");
 		memset(un, 0, sizeof(*un));
 		un->kind = A_UNCHANGED;
 		un->pos = v->pos;
 		un->n = 1;
-		un->a = spt_arena_alloc(in->ev.arena, sizeof(*un->a));
-		if (!un->a)
-			return ev_fail(&in->ev, at, "out of memory");
+		un->a = ua;
 		un->a[0] = tail;
-		struct cont k2 = { un, c, rest };
+		struct cont k2 = { un, c, rest, false };
 		return unchanged(en, v->a[0], c, &k2, at);
 	}
-	int var = var_index(in, c, v);
+	int var = var_index(v);
 	if (var >= 0) {
 		if (!in->cur[var])
 			return ev_fail(&in->ev, v, "UNCHANGED %s, but %s has no value in this state", in->vars[var], in->vars[var]);
@@ -155,14 +166,22 @@ static int unchanged(struct en *en, const struct ast *v, struct ctx c, const str
 		return spt_value_eq(in->next[var], in->cur[var]) ? next(en, rest, at) : 0;
 	}
 	if (v->kind == A_NAME && v->n == 0) {
-		struct resolved r;
-		if (resolve(in, c, v, v->name, 0, &r))
-			return EVAL_ERR;
-		if (r.kind == R_DEF && !r.def->n_params && !r.def->n_fbounds)
-			return unchanged(en, r.def->body, (struct ctx){ NULL, r.mod, NULL, false }, rest, at);
+		struct ctx dc;
+		if (v->ref == REF_DEF && !v->r.def->n_params && !v->r.def->n_fbounds) {
+			if (def_frame(in, v->r.def, NULL, v, &dc))
+				return EVAL_ERR;
+			return unchanged(en, v->r.def->body, dc, rest, at);
+		}
 		/* A LET name for a tuple of variables. */
-		if (r.kind == R_CLOSURE && r.op->def && !r.op->lambda && !r.op->def->n_params && !r.op->def->n_fbounds)
-			return unchanged(en, r.op->def->body, (struct ctx){ r.op->env, r.op->mod, NULL, false }, rest, at);
+		if (v->ref == REF_LOCAL) {
+			struct cell *cell = local_cell(c, v);
+			const struct closure *cl = cell ? cell->op : NULL;
+			if (cl && cl->def && !cl->def->n_params && !cl->def->n_fbounds) {
+				if (def_frame(in, cl->def, cl->env, v, &dc))
+					return EVAL_ERR;
+				return unchanged(en, cl->def->body, dc, rest, at);
+			}
+		}
 	}
 	/* Any other expression: UNCHANGED e is the guard e' = e. */
 	struct ast tmp = { .kind = A_UNCHANGED, .pos = v->pos, .n = 1, .a = (struct ast *[]){ (struct ast *)v } };
@@ -180,13 +199,58 @@ struct exists_st {
 
 static int exists_one(struct interp *in, struct ctx c, void *arg)
 {
-	(void)in;
 	struct exists_st *st = arg;
-	struct cont k = { st->body, c, st->rest };
-	return step(st->en, &k);
+	struct spt_arena_mark m = spt_arena_mark(in->ev.arena);
+	struct cont k = { st->body, c, st->rest, false };
+	int rc = step(st->en, &k);
+	if (in->rewind)
+		spt_arena_rewind(in->ev.arena, m);
+	return rc;
 }
 
+/* A call of an action operator: go on inside its body. */
+static int call(struct en *en, const struct cont *k, bool *handled)
+{
+	struct interp *in = en->in;
+	const struct ast *e = k->e;
+	const struct opdef *d = NULL;
+	struct frame *env = NULL;
+	*handled = false;
+	if (e->ref == REF_DEF && !e->r.def->n_fbounds) {
+		d = e->r.def;
+	} else if (e->ref == REF_LOCAL) {
+		struct cell *cell = local_cell(k->c, e);
+		if (cell && cell->op && cell->op->def && !cell->op->def->n_fbounds) {
+			d = cell->op->def;
+			env = cell->op->env;
+		}
+	}
+	/* Constant and state predicates are guards (but Init's state predicates assign). */
+	if (!d || !(d->level >= L_ACTION || d->primes_params || (in->init_mode && d->level >= L_STATE)))
+		return 0;
+	*handled = true;
+	struct frame *f;
+	if (bind_args(in, k->c, e, d, env, &f))
+		return EVAL_ERR;
+	struct cont k2 = { d->body, { f, NULL, false }, k->next, false };
+	return step(en, &k2);
+}
+
+static int step_inner(struct en *en, const struct cont *k);
+
 static int step(struct en *en, const struct cont *k)
+{
+	if (++en->depth > MAX_STEP_DEPTH) {
+		en->depth--;
+		return ev_fail(&en->in->ev, k->e, "the action unfolds more than %d steps deep (a RECURSIVE action calling itself?)",
+			       MAX_STEP_DEPTH);
+	}
+	int rc = step_inner(en, k);
+	en->depth--;
+	return rc;
+}
+
+static int step_inner(struct en *en, const struct cont *k)
 {
 	struct interp *in = en->in;
 	const struct ast *e = k->e;
@@ -205,13 +269,16 @@ static int step(struct en *en, const struct cont *k)
 		if (!ks)
 			return ev_fail(&in->ev, e, "out of memory");
 		for (uint32_t i = e->n; i-- > 0;)
-			ks[i] = (struct cont){ e->a[i], k->c, i + 1 < e->n ? &ks[i + 1] : k->next };
+			ks[i] = (struct cont){ e->a[i], k->c, i + 1 < e->n ? &ks[i + 1] : k->next, false };
 		return step(en, &ks[0]);
 	}
 	case A_OR:
 		for (uint32_t i = 0; i < e->n; i++) {
-			struct cont k2 = { e->a[i], k->c, k->next };
+			struct spt_arena_mark m = spt_arena_mark(in->ev.arena);
+			struct cont k2 = { e->a[i], k->c, k->next, false };
 			int rc = step(en, &k2);
+			if (in->rewind)
+				spt_arena_rewind(in->ev.arena, m);
 			if (rc)
 				return rc;
 		}
@@ -224,7 +291,7 @@ static int step(struct en *en, const struct cont *k)
 		bool b;
 		if (eval_bool(in, k->c, e->a[0], &b))
 			return EVAL_ERR;
-		struct cont k2 = { e->a[b ? 1 : 2], k->c, k->next };
+		struct cont k2 = { e->a[b ? 1 : 2], k->c, k->next, false };
 		return step(en, &k2);
 	}
 	case A_CASE: {
@@ -234,30 +301,28 @@ static int step(struct en *en, const struct cont *k)
 			if (eval_bool(in, k->c, e->a[2 * i], &b))
 				return EVAL_ERR;
 			if (b) {
-				struct cont k2 = { e->a[2 * i + 1], k->c, k->next };
+				struct cont k2 = { e->a[2 * i + 1], k->c, k->next, false };
 				return step(en, &k2);
 			}
 		}
 		if (!e->has_other)
 			return ev_fail(&in->ev, e, "no CASE arm is true, and there is no OTHER");
-		struct cont k2 = { e->a[e->n - 1], k->c, k->next };
+		struct cont k2 = { e->a[e->n - 1], k->c, k->next, false };
 		return step(en, &k2);
 	}
 	case A_LET: {
 		/* Bind the definitions as eval does, then go on with the body as an action. */
-		struct ctx lc = k->c;
+		if (!k->c.f)
+			return ev_fail(&in->ev, e, "internal: LET without a frame");
 		for (uint32_t i = 0; i < e->n_defs; i++) {
 			struct closure *cl = spt_arena_alloc(in->ev.arena, sizeof(*cl));
-			struct binding *b = spt_arena_alloc(in->ev.arena, sizeof(*b));
-			if (!cl || !b)
+			if (!cl)
 				return ev_fail(&in->ev, e, "out of memory");
-			*cl = (struct closure){ e->defs[i], NULL, NULL, k->c.mod };
-			*b = (struct binding){ e->defs[i]->name, NULL, cl, lc.env };
-			lc.env = b;
+			*cl = (struct closure){ e->defs[i], k->c.f, NULL };
+			k->c.f->c[e->def_slots[i]].op = cl;
+			k->c.f->c[e->def_slots[i]].v = NULL;
 		}
-		for (struct binding *b = lc.env; b != k->c.env; b = b->next)
-			b->op->env = lc.env;
-		struct cont k2 = { e->a[0], lc, k->next };
+		struct cont k2 = { e->a[0], k->c, k->next, false };
 		return step(en, &k2);
 	}
 	case A_UNCHANGED:
@@ -271,8 +336,11 @@ static int step(struct en *en, const struct cont *k)
 			struct cont k2 = { e->a[0], k->c, &kc, false };
 			return step(en, &k2);
 		}
-		struct cont k2 = { e->a[0], k->c, k->next };
+		struct spt_arena_mark m = spt_arena_mark(in->ev.arena);
+		struct cont k2 = { e->a[0], k->c, k->next, false };
 		int rc = step(en, &k2);
+		if (in->rewind)
+			spt_arena_rewind(in->ev.arena, m);
 		if (rc)
 			return rc;
 		return unchanged(en, e->a[1], k->c, k->next, e);
@@ -282,26 +350,8 @@ static int step(struct en *en, const struct cont *k)
 		int rc = relation(en, k, &handled);
 		if (rc || handled)
 			return rc;
-		if (!strcmp(e->name, "=>") || !strcmp(e->name, "~"))
-			return guard(en, k);
-		/* A call of an action operator: go on inside its body. */
-		struct resolved r;
-		if (resolve(in, k->c, e, e->name, e->n, &r))
-			return EVAL_ERR;
-		if (r.kind == R_DEF && !r.def->n_fbounds) {
-			struct ctx body;
-			if (apply_def(in, k->c, e, r.def, r.mod, NULL, (const struct ast *const *)e->a, e->n, &body))
-				return EVAL_ERR;
-			struct cont k2 = { r.def->body, body, k->next };
-			return step(en, &k2);
-		}
-		if (r.kind == R_CLOSURE && r.op->def && !r.op->lambda) {
-			struct ctx body;
-			if (apply_def(in, k->c, e, r.op->def, r.op->mod, r.op->env, (const struct ast *const *)e->a, e->n, &body))
-				return EVAL_ERR;
-			struct cont k2 = { r.op->def->body, body, k->next };
-			return step(en, &k2);
-		}
+		if ((rc = call(en, k, &handled)) || handled)
+			return rc;
 		return guard(en, k);
 	}
 	default:
@@ -311,7 +361,7 @@ static int step(struct en *en, const struct cont *k)
 
 int enumerate(struct interp *in, struct ctx c, const struct ast *action, succ_fn fn, void *arg)
 {
-	struct en en = { in, fn, arg };
-	struct cont k = { action, c, NULL };
+	struct en en = { in, fn, arg, 0 };
+	struct cont k = { action, c, NULL, false };
 	return step(&en, &k);
 }

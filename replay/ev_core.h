@@ -13,11 +13,14 @@ struct ev {
 	struct spt_buf show2;    /* a second one, so that one message can show two values */
 	bool show_flip;
 	void *checker;           /* the evaluator's own state (states, environments) */
+	void *tlc;               /* TLCSet/TLCGet registers (builtins_tlc.c) */
 };
 
 void ev_init(struct ev *ev, struct spt_arena *a);
 void ev_fini(struct ev *ev);
 /* Forgets a previous error. */
 void ev_clear_error(struct ev *ev);
+/* Frees the TLC registers (builtins_tlc.c). */
+void bi_tlc_fini(struct ev *ev);
 
 #endif

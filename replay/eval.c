@@ -1,46 +1,40 @@
-/* Evaluating TLA+ expressions to values, with TLC's semantics, on one state. */
+/* Evaluating resolved TLA+ expressions to values, with TLC's semantics, on one state. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#include "builtins_internal.h"
 #include "interp.h"
 
 #define MAX_ENUM 1000000u /* largest set built to enumerate [S -> T] and friends */
 #define MAX_DEPTH 100000 /* nesting of eval calls; the stack guard below usually stops first */
+#define MEMO_LIMIT ((size_t)32 << 20)
 
-static int depth;
-static uintptr_t stack_base; /* the frame of the outermost eval */
-static size_t stack_budget;  /* how much stack nested evaluation may use */
-
-/* True when nested evaluation has used up its share of the stack: deep (or runaway) recursion
- * in a spec is an evaluation error, not a crash. Half of the stack limit (at most 256 MiB). */
-static bool stack_exhausted(void)
+/* Half of the stack limit (at most 256 MiB) is what nested evaluation may use. */
+static size_t stack_budget(void)
 {
-	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	if (depth == 1)
-		stack_base = here;
-	if (!stack_budget) {
+	static size_t budget;
+	if (!budget) {
 		struct rlimit rl;
-		size_t lim = 8u << 20;
-		if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-			lim = (size_t)rl.rlim_cur;
-		else if (getrlimit(RLIMIT_STACK, &rl) == 0)
-			lim = (size_t)256 << 20;
+		size_t lim = (size_t)8 << 20;
+		if (getrlimit(RLIMIT_STACK, &rl) == 0)
+			lim = rl.rlim_cur == RLIM_INFINITY ? (size_t)256 << 20 : (size_t)rl.rlim_cur;
 		if (lim > ((size_t)256 << 20))
 			lim = (size_t)256 << 20;
-		stack_budget = lim / 2;
+		budget = lim / 2;
 	}
-	return stack_base > here && stack_base - here > stack_budget;
+	return budget;
 }
 
-void interp_init(struct interp *in, struct spec *s, struct spt_arena *a)
+void interp_init(struct interp *in, struct spec *s, struct spt_arena *long_arena)
 {
 	memset(in, 0, sizeof(*in));
-	ev_init(&in->ev, a);
+	ev_init(&in->ev, long_arena);
 	in->ev.checker = in;
 	in->spec = s;
+	in->long_arena = long_arena;
 	in->vars = spec_variables(s, &in->n_vars);
 	uint32_t nc, *ar;
 	spec_constants(s, &ar, &nc);
@@ -48,6 +42,11 @@ void interp_init(struct interp *in, struct spec *s, struct spt_arena *a)
 	in->const_ops = calloc(nc + 1, sizeof(*in->const_ops));
 	in->cur = calloc(in->n_vars + 1, sizeof(*in->cur));
 	in->next = calloc(in->n_vars + 1, sizeof(*in->next));
+	spec_defs(s, &in->n_once);
+	in->once = calloc(in->n_once + 1, sizeof(*in->once));
+	in->memo_tries = calloc(in->n_once + 1, sizeof(*in->memo_tries));
+	in->memo_hits = calloc(in->n_once + 1, sizeof(*in->memo_hits));
+	memo_init(&in->memo, 201, 202, MEMO_LIMIT);
 }
 
 void interp_fini(struct interp *in)
@@ -56,247 +55,359 @@ void interp_fini(struct interp *in)
 	free(in->const_ops);
 	free(in->cur);
 	free(in->next);
+	free(in->once);
+	free(in->memo_tries);
+	free(in->memo_hits);
+	memo_fini(&in->memo);
+	bi_tlc_fini(&in->ev);
 	ev_fini(&in->ev);
 }
 
-struct ctx interp_root_ctx(struct interp *in) { return (struct ctx){ NULL, spec_root(in->spec), NULL, false }; }
+struct ctx interp_root_ctx(struct interp *in)
+{
+	(void)in;
+	return (struct ctx){ NULL, NULL, false };
+}
 
 static struct spt_arena *A(struct interp *in) { return in->ev.arena; }
 
-static int oom(struct interp *in, const struct ast *at) { return ev_fail(&in->ev, at, "out of memory"); }
-
-struct binding *bind_value(struct interp *in, struct binding *next, const char *name, spt_val *v)
+struct ctx interp_frame_ctx(struct interp *in, uint32_t nslots)
 {
-	struct binding *b = spt_arena_alloc(A(in), sizeof(*b));
-	if (b)
-		*b = (struct binding){ name, v, NULL, next };
-	return b;
+	struct frame *f = spt_arena_alloc(A(in), sizeof(*f) + (nslots ? nslots : 1) * sizeof(f->c[0]));
+	if (f) {
+		f->up = NULL;
+		f->n = nslots;
+		memset(f->c, 0, (nslots ? nslots : 1) * sizeof(f->c[0]));
+	}
+	return (struct ctx){ f, NULL, false };
 }
 
-static struct binding *bind_op(struct interp *in, struct binding *next, const char *name, struct closure *op)
+static int oom(struct interp *in, const struct ast *at) { return ev_fail(&in->ev, at, "out of memory"); }
+
+struct frame *frame_new(struct interp *in, const struct opdef *d, struct frame *up, const struct ast *at)
 {
-	struct binding *b = spt_arena_alloc(A(in), sizeof(*b));
-	if (b)
-		*b = (struct binding){ name, NULL, op, next };
-	return b;
+	uint32_t n = d->nslots;
+	struct frame *f = spt_arena_alloc(A(in), sizeof(*f) + (n ? n : 1) * sizeof(f->c[0]));
+	if (!f) {
+		oom(in, at);
+		return NULL;
+	}
+	f->up = up;
+	f->n = n;
+	memset(f->c, 0, (n ? n : 1) * sizeof(f->c[0]));
+	return f;
+}
+
+struct cell *local_cell(struct ctx c, const struct ast *e)
+{
+	struct frame *f = c.f;
+	for (uint16_t k = 0; k < e->up && f; k++)
+		f = f->up;
+	return f && e->slot < f->n ? &f->c[e->slot] : NULL;
+}
+
+static void bind_slot(struct ctx c, uint32_t slot, spt_val *v)
+{
+	c.f->c[slot].v = v;
+	c.f->c[slot].op = NULL;
+}
+
+/* ---- operators as arguments ---- */
+
+/* The closure an operator argument (op_ref) denotes. */
+static int op_closure(struct interp *in, struct ctx c, const struct ast *a, const struct closure **out)
+{
+	if (a->kind == A_LAMBDA) {
+		struct closure *cl = spt_arena_alloc(A(in), sizeof(*cl));
+		if (!cl)
+			return oom(in, a);
+		*cl = (struct closure){ a->lambda, c.f, NULL };
+		*out = cl;
+		return 0;
+	}
+	switch (a->ref) {
+	case REF_LOCAL: {
+		struct cell *cell = local_cell(c, a);
+		if (!cell || !cell->op)
+			return ev_fail(&in->ev, a, "%s is not an operator here", a->name);
+		*out = cell->op;
+		return 0;
+	}
+	case REF_CONST:
+		if (in->const_ops[a->slot]) {
+			*out = in->const_ops[a->slot];
+			return 0;
+		}
+		return ev_fail(&in->ev, a, "the constant operator %s has no definition (give it in the .cfg: %s <- Op)", a->name, a->name);
+	case REF_DEF:
+	case REF_BUILTIN: {
+		struct closure *cl = spt_arena_alloc(A(in), sizeof(*cl));
+		if (!cl)
+			return oom(in, a);
+		*cl = (struct closure){ a->ref == REF_DEF ? a->r.def : NULL, NULL, a->ref == REF_BUILTIN ? a->r.bi : NULL };
+		*out = cl;
+		return 0;
+	}
+	default:
+		return ev_fail(&in->ev, a, "%s is not an operator", a->name ? a->name : "this");
+	}
+}
+
+int bind_args(struct interp *in, struct ctx c, const struct ast *call, const struct opdef *d, struct frame *env,
+	      struct frame **out)
+{
+	struct frame *f = frame_new(in, d, env, call);
+	if (!f)
+		return EVAL_ERR;
+	for (uint32_t i = 0; i < d->n_params; i++) {
+		if (d->param_arity[i]) {
+			if (op_closure(in, c, call->a[i], &f->c[i].op))
+				return EVAL_ERR;
+		} else if (eval(in, c, call->a[i], &f->c[i].v)) {
+			return EVAL_ERR;
+		}
+	}
+	*out = f;
+	return 0;
+}
+
+static int call_builtin_vals(struct interp *in, const struct ast *at, const struct builtin *bi, spt_val *const *args,
+			     uint32_t n, spt_val **out)
+{
+	if (bi->unimplemented)
+		return ev_fail(&in->ev, at, "%s is not supported: %s", bi->name, bi->unimplemented);
+	if (!bi->fn)
+		return ev_fail(&in->ev, at, "%s cannot be applied to values here", bi->name);
+	return bi->fn(&in->ev, at, args, n, out);
+}
+
+uint32_t ev_op_arity(const struct closure *op)
+{
+	if (op->bi)
+		return op->bi->arity < 0 ? 0 : (uint32_t)op->bi->arity;
+	return op->def->n_params;
+}
+
+int ev_call_op(struct ev *ev, const struct ast *at, const struct closure *op, spt_val *const *args, uint32_t n,
+	       spt_val **out)
+{
+	struct interp *in = ev->checker;
+	if (op->bi)
+		return call_builtin_vals(in, at, op->bi, args, n, out);
+	const struct opdef *d = op->def;
+	if (n != d->n_params)
+		return ev_fail(ev, at, "%s takes %u arguments, %u given", d->name, d->n_params, n);
+	struct frame *f = frame_new(in, d, op->env, at);
+	if (!f)
+		return EVAL_ERR;
+	for (uint32_t i = 0; i < n; i++) {
+		if (d->param_arity[i])
+			return ev_fail(ev, at, "%s takes an operator argument: it cannot be called here", d->name);
+		f->c[i].v = args[i];
+	}
+	return eval(in, (struct ctx){ f, NULL, false }, d->body, out);
+}
+
+/* ---- definitions ---- */
+
+static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, const struct opdef *d,
+			 struct frame *env, spt_val **out);
+
+/* A definition's value computed once per run (constant level, no parameters): built in the
+ * long-lived arena. */
+static int eval_once(struct interp *in, const struct opdef *d, const struct ast *at, spt_val **out)
+{
+	if (in->once[d->id]) {
+		*out = in->once[d->id];
+		return 0;
+	}
+	struct spt_arena *saved = in->ev.arena;
+	in->ev.arena = in->long_arena;
+	int rc;
+	if (d->n_fbounds) {
+		rc = fun_def_value(in, (struct ctx){ NULL, NULL, false }, at, d, NULL, out);
+	} else {
+		struct frame *f = frame_new(in, d, NULL, at);
+		rc = f ? eval(in, (struct ctx){ f, NULL, false }, d->body, out) : EVAL_ERR;
+	}
+	in->ev.arena = saved;
+	if (!rc)
+		in->once[d->id] = *out;
+	return rc;
+}
+
+/* Whether d's applications are worth caching still: after MEMO_TRIAL tries, only if at least
+ * one in MEMO_MIN_RATE hits. */
+#define MEMO_TRIAL 256
+#define MEMO_MIN_RATE 8
+static bool memo_worth(struct interp *in, const struct opdef *d)
+{
+	uint32_t t = in->memo_tries[d->id];
+	return t < MEMO_TRIAL || in->memo_hits[d->id] * MEMO_MIN_RATE >= t;
+}
+
+/* d(args) via the cache. */
+static int memo_call(struct interp *in, const struct opdef *d, struct frame *f, bool primed, spt_val **out)
+{
+	spt_val *args[64];
+	uint32_t n = d->n_params;
+	for (uint32_t i = 0; i < n; i++)
+		args[i] = f->c[i].v;
+	if (in->memo_tries[d->id] < UINT32_MAX)
+		in->memo_tries[d->id]++;
+	if (memo_lookup(&in->memo, d, args, n, out) == 1) {
+		in->memo_hits[d->id]++;
+		return 0;
+	}
+	if (eval(in, (struct ctx){ f, NULL, primed }, d->body, out))
+		return EVAL_ERR;
+	spt_val *kept;
+	memo_store(&in->memo, d, args, n, *out, &kept);
+	*out = kept;
+	return 0;
+}
+
+/* d(args) where the call site's arguments are expressions of c. */
+static int call_def(struct interp *in, struct ctx c, const struct ast *e, const struct opdef *d, struct frame *env,
+		    spt_val **out)
+{
+	if (d->evaluated_once && !in->no_memo && !d->n_fbounds)
+		return eval_once(in, d, e, out);
+	struct frame *f;
+	if (bind_args(in, c, e, d, env, &f))
+		return EVAL_ERR;
+	if (e->memo && !in->no_memo && d->n_params <= 64 && memo_worth(in, d))
+		return memo_call(in, d, f, c.primed, out);
+	return eval(in, (struct ctx){ f, NULL, c.primed }, d->body, out);
+}
+
+int eval_call(struct interp *in, const struct opdef *d, spt_val *const *args, uint32_t n, spt_val **out)
+{
+	if (n != d->n_params || d->higher_order)
+		return ev_fail(&in->ev, NULL, "%s takes %u value arguments, %u given", d->name, d->n_params, n);
+	if (d->evaluated_once && !in->no_memo)
+		return eval_once(in, d, NULL, out);
+	if (d->n_fbounds)
+		return fun_def_value(in, interp_root_ctx(in), NULL, d, NULL, out);
+	struct frame *f = frame_new(in, d, NULL, NULL);
+	if (!f)
+		return EVAL_ERR;
+	for (uint32_t i = 0; i < n; i++)
+		f->c[i].v = args[i];
+	if (d->cacheable && !in->no_memo && n <= 64 && memo_worth(in, d))
+		return memo_call(in, d, f, false, out);
+	return eval(in, (struct ctx){ f, NULL, false }, d->body, out);
+}
+
+/* A closure applied to the argument expressions of e. */
+static int call_closure(struct interp *in, struct ctx c, const struct ast *e, const struct closure *cl, spt_val **out)
+{
+	if (cl->bi) {
+		spt_val *argv[16];
+		if (e->n > 16)
+			return ev_fail(&in->ev, e, "too many arguments to %s", cl->bi->name);
+		for (uint32_t i = 0; i < e->n; i++)
+			if (eval(in, c, e->a[i], &argv[i]))
+				return EVAL_ERR;
+		return call_builtin_vals(in, e, cl->bi, argv, e->n, out);
+	}
+	const struct opdef *d = cl->def;
+	if (e->n != d->n_params)
+		return ev_fail(&in->ev, e, "%s takes %u argument%s, %u given", d->name, d->n_params, d->n_params == 1 ? "" : "s", e->n);
+	if (d->n_fbounds) {
+		if (e->n)
+			return ev_fail(&in->ev, e, "%s is a function: write %s[...]", d->name, d->name);
+		return fun_def_value(in, c, e, d, cl->env, out);
+	}
+	if (!d->nested)
+		return call_def(in, c, e, d, NULL, out);
+	struct frame *f;
+	if (bind_args(in, c, e, d, cl->env, &f))
+		return EVAL_ERR;
+	return eval(in, (struct ctx){ f, NULL, c.primed }, d->body, out);
+}
+
+/* ---- builtins ---- */
+
+static int builtin_call(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
+{
+	const struct builtin *bi = e->r.bi;
+	switch (bi->code) {
+	case BI_IMPLIES: {
+		bool a, b = true;
+		if (eval_bool(in, c, e->a[0], &a) || (a && eval_bool(in, c, e->a[1], &b)))
+			return EVAL_ERR;
+		*out = spt_bool(A(in), !a || b);
+		return 0;
+	}
+	case BI_IN:
+	case BI_NOTIN: {
+		spt_val *x;
+		bool m;
+		if (eval(in, c, e->a[0], &x) || eval_member(in, c, x, e->a[1], &m))
+			return EVAL_ERR;
+		*out = spt_bool(A(in), bi->code == BI_IN ? m : !m);
+		return 0;
+	}
+	case BI_SEQSET:
+		return ev_fail(&in->ev, e, "Seq(S) is an infinite set: it can only appear right of \\in or \\notin");
+	default:
+		break;
+	}
+	spt_val *argv[16];
+	const struct closure *ops[16];
+	if (e->n > 16)
+		return ev_fail(&in->ev, e, "too many arguments to %s", bi->name);
+	for (uint32_t i = 0; i < e->n; i++) {
+		ops[i] = NULL;
+		argv[i] = NULL;
+		if (bi->op_mask >> i & 1) {
+			if (op_closure(in, c, e->a[i], &ops[i]))
+				return EVAL_ERR;
+		} else if (eval(in, c, e->a[i], &argv[i])) {
+			return EVAL_ERR;
+		}
+	}
+	if (bi->hfn)
+		return bi->hfn(&in->ev, e, argv, ops, e->n, out);
+	return call_builtin_vals(in, e, bi, argv, e->n, out);
 }
 
 /* ---- names ---- */
 
-/* Sets that are names, not operators: infinite ones can only be right of \in (eval_member). */
-static const char *const builtin_values[] = { "Nat", "Int", "STRING", "BOOLEAN", "Real", NULL };
-
-static bool is_seq_set(const char *name, uint32_t nargs) { return nargs == 1 && !strcmp(name, "Seq"); }
-
-int resolve(struct interp *in, struct ctx c, const struct ast *at, const char *name, uint32_t nargs,
-	    struct resolved *r)
-{
-	memset(r, 0, sizeof(*r));
-	for (struct binding *b = c.env; b; b = b->next) {
-		if (b->name != name)
-			continue;
-		if (b->op) {
-			r->kind = R_CLOSURE;
-			r->op = b->op;
-		} else {
-			r->kind = R_VALUE;
-			r->val = b->val;
-		}
-		return 0;
-	}
-	const char *bang = strchr(name, '!');
-	if (bang) {
-		const char *iname = spec_intern(in->spec, name, (size_t)(bang - name));
-		const char *oname = spec_intern(in->spec, bang + 1, strlen(bang + 1));
-		struct symbol *s = iname ? module_lookup(c.mod, iname) : NULL;
-		if (!s || s->kind != SYM_INSTANCE)
-			return ev_fail(&in->ev, at, "%.*s is not an instance (in %s!...)", (int)(bang - name), name, name);
-		struct ctx ic = { NULL, s->inst->mod, NULL, c.primed };
-		int rc = resolve(in, ic, at, oname, nargs, r);
-		if (!rc && r->kind == R_NONE)
-			return ev_fail(&in->ev, at, "%s is not defined in module %s", oname, s->inst->mod->name);
-		return rc;
-	}
-	struct symbol *s = module_lookup(c.mod, name);
-	if (s) {
-		r->mod = s->def ? s->def->module : c.mod;
-		switch (s->kind) {
-		case SYM_DEF:
-			r->kind = R_DEF;
-			r->def = s->def;
-			return 0;
-		case SYM_CONST:
-		case SYM_VAR: {
-			struct instance *inst = s->module->subst;
-			if (inst) {
-				/* A constant or variable of an instantiated module: what WITH says, or the
-				 * same name in the instantiating module. */
-				for (uint32_t i = 0; i < inst->n; i++) {
-					if (inst->from[i] == name) {
-						r->kind = R_CONST; /* marker; subst tells */
-						r->subst = inst->to[i];
-						r->subst_mod = inst->in;
-						return 0;
-					}
-				}
-				struct ctx outer = { NULL, inst->in, NULL, c.primed };
-				return resolve(in, outer, at, name, nargs, r);
-			}
-			r->kind = s->kind == SYM_CONST ? R_CONST : R_VAR;
-			r->index = s->index;
-			return 0;
-		}
-		case SYM_INSTANCE:
-			return ev_fail(&in->ev, at, "%s is an instance: use %s!Name", name, name);
-		case SYM_BUILTIN:
-			break;
-		}
-	}
-	for (const char *const *bv = builtin_values; *bv; bv++) {
-		if ((!strcmp(*bv, name) && nargs == 0) || is_seq_set(name, nargs)) {
-			r->kind = R_BUILTIN;
-			return 0;
-		}
-	}
-	const struct builtin *bi = builtin_lookup("", name, nargs);
-	for (uint32_t i = 0; !bi && i < c.mod->n_std; i++)
-		bi = builtin_lookup(c.mod->std[i], name, nargs);
-	if (bi) {
-		r->kind = R_BUILTIN;
-		r->bi = bi;
-		return 0;
-	}
-	r->kind = R_NONE;
-	return 0;
-}
-
-/* Binds a definition's parameters to the arguments and returns the context of its body. */
-int apply_def(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d, struct module *m,
-	      struct binding *closure_env, const struct ast *const *args, uint32_t nargs, struct ctx *body)
-{
-	if (nargs != d->n_params)
-		return ev_fail(&in->ev, at, "%s takes %u argument%s, %u given", d->name, d->n_params,
-			       d->n_params == 1 ? "" : "s", nargs);
-	struct binding *env = closure_env;
-	for (uint32_t i = 0; i < nargs; i++) {
-		if (d->param_arity[i] > 0) {
-			/* An operator argument: a name of an operator, or a LAMBDA. */
-			struct closure *cl = spt_arena_alloc(A(in), sizeof(*cl));
-			if (!cl)
-				return oom(in, at);
-			memset(cl, 0, sizeof(*cl));
-			const struct ast *arg = args[i];
-			if (arg->kind == A_LAMBDA) {
-				cl->lambda = arg;
-				cl->env = c.env;
-				cl->mod = c.mod;
-			} else if (arg->kind == A_NAME && arg->n == 0) {
-				struct resolved r;
-				if (resolve(in, c, arg, arg->name, d->param_arity[i], &r))
-					return EVAL_ERR;
-				if (r.kind == R_CLOSURE) {
-					cl = r.op;
-				} else if (r.kind == R_DEF) {
-					cl->def = r.def;
-					cl->mod = r.mod;
-				} else if (r.kind == R_BUILTIN && r.bi) {
-					/* A builtin passed as an operator: wrap it as a LAMBDA-less call. */
-					return ev_fail(&in->ev, arg, "passing the builtin %s as an operator argument is not supported", arg->name);
-				} else {
-					return ev_fail(&in->ev, arg, "%s is not an operator (argument %u of %s)", arg->name, i + 1, d->name);
-				}
-			} else {
-				return ev_fail(&in->ev, arg, "argument %u of %s must be an operator name or a LAMBDA", i + 1, d->name);
-			}
-			if (!(env = bind_op(in, env, d->params[i], cl)))
-				return oom(in, at);
-		} else {
-			spt_val *v;
-			if (eval(in, c, args[i], &v))
-				return EVAL_ERR;
-			if (!(env = bind_value(in, env, d->params[i], v)))
-				return oom(in, at);
-		}
-	}
-	*body = (struct ctx){ env, m, NULL, c.primed };
-	return 0;
-}
-
-static int eval_set(struct interp *in, struct ctx c, const struct ast *e, spt_val **out);
-
-/* Materializes a function definition f[x \in S] == e. */
-static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d,
-			 struct binding *env, struct module *m, spt_val **out);
-
-static int call_closure(struct interp *in, struct ctx c, const struct ast *at, struct closure *cl,
-			const struct ast *const *args, uint32_t n, spt_val **out)
-{
-	struct ctx body;
-	if (cl->lambda) {
-		const struct ast *l = cl->lambda;
-		if (n != l->n_params)
-			return ev_fail(&in->ev, at, "the LAMBDA takes %u arguments, %u given", l->n_params, n);
-		struct binding *env = cl->env;
-		for (uint32_t i = 0; i < n; i++) {
-			spt_val *v;
-			if (eval(in, c, args[i], &v))
-				return EVAL_ERR;
-			if (!(env = bind_value(in, env, l->params[i], v)))
-				return oom(in, at);
-		}
-		body = (struct ctx){ env, cl->mod, NULL, c.primed };
-		return eval(in, body, l->a[0], out);
-	}
-	if (apply_def(in, c, at, cl->def, cl->mod, cl->env, args, n, &body))
-		return EVAL_ERR;
-	return eval(in, body, cl->def->body, out);
-}
-
 static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
-	struct resolved r;
-	if (resolve(in, c, e, e->name, e->n, &r))
-		return EVAL_ERR;
-	const struct ast *const *args = (const struct ast *const *)e->a;
-	switch (r.kind) {
-	case R_VALUE:
-		if (e->n)
-			return ev_fail(&in->ev, e, "%s is a value, not an operator", e->name);
-		*out = r.val;
+	switch (e->ref) {
+	case REF_LOCAL: {
+		struct cell *cell = local_cell(c, e);
+		if (!cell)
+			return ev_fail(&in->ev, e, "internal: %s has no frame here", e->name);
+		if (cell->op)
+			return call_closure(in, c, e, cell->op, out);
+		if (!cell->v)
+			return ev_fail(&in->ev, e, "internal: %s is not bound here", e->name);
+		*out = cell->v;
 		return 0;
-	case R_CLOSURE:
-		if (r.op->def && r.op->def->n_fbounds) {
-			/* A function defined in a LET: f[x \in S] == ... */
-			if (e->n)
-				return ev_fail(&in->ev, e, "%s is a function: write %s[...]", e->name, e->name);
-			return fun_def_value(in, c, e, r.op->def, r.op->env, r.op->mod, out);
-		}
-		return call_closure(in, c, e, r.op, args, e->n, out);
-	case R_DEF: {
-		if (r.def->n_fbounds) {
-			if (e->n)
-				return ev_fail(&in->ev, e, "%s is a function: write %s[...]", e->name, e->name);
-			return fun_def_value(in, c, e, r.def, NULL, r.def->module, out);
-		}
-		struct ctx body;
-		if (apply_def(in, c, e, r.def, r.mod, NULL, args, e->n, &body))
-			return EVAL_ERR;
-		return eval(in, body, r.def->body, out);
 	}
-	case R_CONST:
-		if (r.subst) {
-			struct ctx sc = { NULL, r.subst_mod, NULL, c.primed };
-			return eval(in, sc, r.subst, out);
+	case REF_DEF: {
+		const struct opdef *d = e->r.def;
+		if (d->n_fbounds) {
+			if (d->evaluated_once && !in->no_memo)
+				return eval_once(in, d, e, out);
+			return fun_def_value(in, c, e, d, NULL, out);
 		}
-		if (in->const_ops[r.index])
-			return call_closure(in, c, e, in->const_ops[r.index], args, e->n, out);
-		if (!in->consts[r.index])
+		return call_def(in, c, e, d, NULL, out);
+	}
+	case REF_CONST:
+		if (in->const_ops[e->slot])
+			return call_closure(in, c, e, in->const_ops[e->slot], out);
+		if (!in->consts[e->slot])
 			return ev_fail(&in->ev, e, "the constant %s has no value (give it in the .cfg)", e->name);
-		*out = in->consts[r.index];
+		*out = in->consts[e->slot];
 		return 0;
-	case R_VAR: {
+	case REF_VAR: {
 		bool from_next = c.primed || in->init_mode;
-		spt_val *v = from_next ? in->next[r.index] : in->cur[r.index];
+		spt_val *v = from_next ? in->next[e->slot] : in->cur[e->slot];
 		if (!v) {
 			if (in->init_mode)
 				return ev_fail(&in->ev, e, "%s is used before Init assigns it", e->name);
@@ -305,26 +416,23 @@ static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **
 		*out = v;
 		return 0;
 	}
-	case R_BUILTIN: {
-		if (!r.bi && !strcmp(e->name, "BOOLEAN")) {
+	case REF_BUILTIN:
+		return builtin_call(in, c, e, out);
+	case REF_SUBST:
+		return eval(in, (struct ctx){ NULL, NULL, c.primed }, e->r.subst, out);
+	case REF_SET:
+		if (e->slot == BS_BOOLEAN) {
 			spt_val *tf[2] = { spt_bool(A(in), false), spt_bool(A(in), true) };
-			*out = tf[0] && tf[1] ? spt_set(A(in), tf, 2) : NULL;
+			*out = spt_set(A(in), tf, 2);
 			return *out ? 0 : oom(in, e);
 		}
-		if (!r.bi)
-			return ev_fail(&in->ev, e, "%s is an infinite set: it can only appear right of \\in or \\notin", e->name);
-		spt_val *argv[16];
-		if (e->n > 16)
-			return ev_fail(&in->ev, e, "too many arguments to %s", e->name);
-		for (uint32_t i = 0; i < e->n; i++)
-			if (eval(in, c, e->a[i], &argv[i]))
-				return EVAL_ERR;
-		return r.bi->fn(&in->ev, e, argv, e->n, out);
+		return ev_fail(&in->ev, e, "%s is an infinite set: it can only appear right of \\in or \\notin", e->name);
+	case REF_VALUE:
+		*out = e->r.val;
+		return 0;
+	default:
+		return ev_fail(&in->ev, e, "unknown name %s%s", e->name, e->n ? " (with these arguments)" : "");
 	}
-	case R_NONE:
-		break;
-	}
-	return ev_fail(&in->ev, e, "unknown name %s%s", e->name, e->n ? " (with these arguments)" : "");
 }
 
 /* ---- sets and bounds ---- */
@@ -337,7 +445,7 @@ struct bind_state {
 	spt_val **sets;
 };
 
-static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint32_t i)
+static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint32_t i, uint32_t j)
 {
 	if (i == st->nb)
 		return st->fn(in, c, st->arg);
@@ -345,37 +453,19 @@ static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint
 	spt_val *s = st->sets[i];
 	for (uint32_t k = 0; k < s->n; k++) {
 		spt_val *x = s->u.elems[k];
-		struct ctx cc = c;
-		if (b->tuple) {
-			if (x->kind != SPT_SEQ || x->n != b->n_names)
-				return ev_fail(&in->ev, b->set, "%s is not a tuple of %u elements", ev_show(&in->ev, x), b->n_names);
-			for (uint32_t j = 0; j < b->n_names; j++)
-				if (!(cc.env = bind_value(in, cc.env, b->names[j], x->u.elems[j])))
-					return oom(in, b->set);
-		} else {
-			if (!(cc.env = bind_value(in, cc.env, b->names[0], x)))
-				return oom(in, b->set);
-		}
 		int rc;
-		if (!b->tuple && b->n_names > 1) {
-			/* Expand x, y \in S into nested bounds over the same set. */
-			struct bound rest = *b;
-			rest.names++;
-			rest.n_names--;
-			struct bound *nb = spt_arena_alloc(A(in), (st->nb - i) * sizeof(*nb));
-			spt_val **ns = spt_arena_alloc(A(in), (st->nb - i) * sizeof(*ns));
-			if (!nb || !ns)
-				return oom(in, b->set);
-			nb[0] = rest;
-			ns[0] = s;
-			for (uint32_t j = i + 1; j < st->nb; j++) {
-				nb[j - i] = st->b[j];
-				ns[j - i] = st->sets[j];
+		if (b->tuple) {
+			if (x->kind != SPT_SEQ || x->n != b->n_names) {
+				if (!(x->n == 0 && b->n_names == 0 && spt_is_fun(x)))
+					return ev_fail(&in->ev, b->set, "%s is not a tuple of %u elements", ev_show(&in->ev, x), b->n_names);
 			}
-			struct bind_state sub = { nb, st->nb - i, st->fn, st->arg, ns };
-			rc = bind_rec(in, cc, &sub, 0);
+			for (uint32_t t = 0; t < b->n_names; t++)
+				bind_slot(c, b->slots[t], x->u.elems[t]);
+			rc = bind_rec(in, c, st, i + 1, 0);
 		} else {
-			rc = bind_rec(in, cc, st, i + 1);
+			/* x, y \in S: each name ranges over S in turn. */
+			bind_slot(c, b->slots[j], x);
+			rc = j + 1 < b->n_names ? bind_rec(in, c, st, i, j + 1) : bind_rec(in, c, st, i + 1, 0);
 		}
 		if (rc)
 			return rc;
@@ -383,16 +473,27 @@ static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint
 	return 0;
 }
 
+static int eval_set(struct interp *in, struct ctx c, const struct ast *e, spt_val **out);
+
 int eval_bounds(struct interp *in, struct ctx c, const struct bound *b, uint32_t nb, bind_fn fn, void *arg)
 {
-	spt_val **sets = spt_arena_alloc(A(in), (nb + 1) * sizeof(*sets));
+	spt_val *stack_sets[8], **sets = nb <= 8 ? stack_sets : spt_arena_alloc(A(in), nb * sizeof(*sets));
 	if (!sets)
 		return oom(in, NULL);
-	for (uint32_t i = 0; i < nb; i++)
+	for (uint32_t i = 0; i < nb; i++) {
+		if (!b[i].set)
+			return ev_fail(&in->ev, NULL, "an unbounded quantifier (\\E %s : ...) cannot be evaluated: bound it (\\E %s \\in S : ...)",
+				       b[i].names[0], b[i].names[0]);
 		if (eval_set(in, c, b[i].set, &sets[i]))
 			return EVAL_ERR;
+	}
+	if (!c.f && nb)
+		return ev_fail(&in->ev, b[0].set, "internal: bound names without a frame");
+	for (uint32_t i = 0; i < nb; i++)
+		if (sets[i]->n == 0 && (b[i].tuple || b[i].n_names))
+			return 0; /* no binding at all */
 	struct bind_state st = { b, nb, fn, arg, sets };
-	return bind_rec(in, c, &st, 0);
+	return bind_rec(in, c, &st, 0, 0);
 }
 
 /* Evaluates e and requires a finite set. */
@@ -405,15 +506,19 @@ static int eval_set(struct interp *in, struct ctx c, const struct ast *e, spt_va
 	return 0;
 }
 
-/* Follows zero-argument definitions to the expression they stand for. */
-static const struct ast *unfold(struct interp *in, struct ctx *c, const struct ast *e)
+/* Follows zero-argument definitions (and substitutions) to the expression they stand for. */
+static const struct ast *unfold(struct ctx *c, const struct ast *e)
 {
 	for (int guard = 0; guard < 64 && e->kind == A_NAME && e->n == 0; guard++) {
-		struct resolved r;
-		if (resolve(in, *c, e, e->name, 0, &r) || r.kind != R_DEF || r.def->n_params || r.def->n_fbounds)
+		if (e->ref == REF_DEF && !e->r.def->n_params && !e->r.def->n_fbounds) {
+			*c = (struct ctx){ NULL, NULL, c->primed };
+			e = e->r.def->body;
+		} else if (e->ref == REF_SUBST) {
+			*c = (struct ctx){ NULL, NULL, c->primed };
+			e = e->r.subst;
+		} else {
 			break;
-		*c = (struct ctx){ NULL, r.mod, NULL, c->primed };
-		e = r.def->body;
+		}
 	}
 	return e;
 }
@@ -430,38 +535,30 @@ static int all_members(struct interp *in, struct ctx c, spt_val *x, const struct
 
 int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *set, bool *out)
 {
-	set = unfold(in, &c, set);
-	if (set->kind == A_NAME) {
-		struct resolved r;
-		if (resolve(in, c, set, set->name, set->n, &r))
-			return EVAL_ERR;
-		if (r.kind == R_BUILTIN && !r.bi && set->n == 0) {
-			const char *n = set->name;
-			if (!strcmp(n, "Nat"))
-				*out = x->kind == SPT_INT && x->u.i >= 0;
-			else if (!strcmp(n, "Int"))
-				*out = x->kind == SPT_INT;
-			else if (!strcmp(n, "STRING"))
-				*out = x->kind == SPT_STR;
-			else if (!strcmp(n, "BOOLEAN"))
-				*out = x->kind == SPT_BOOL;
-			else
-				return ev_fail(&in->ev, set, "%s is not supported", n);
-			return 0;
+	struct ctx sc = c;
+	set = unfold(&sc, set);
+	if (set->kind == A_NAME && set->ref == REF_SET) {
+		switch (set->slot) {
+		case BS_NAT: *out = x->kind == SPT_INT && x->u.i >= 0; return 0;
+		case BS_INT: *out = x->kind == SPT_INT; return 0;
+		case BS_STRING: *out = x->kind == SPT_STR; return 0;
+		case BS_BOOLEAN: *out = x->kind == SPT_BOOL; return 0;
+		default: return ev_fail(&in->ev, set, "%s is not supported", set->name);
 		}
+	}
+	if (set->kind == A_NAME && set->ref == REF_BUILTIN && set->n == 1 &&
+	    (set->r.bi->code == BI_SEQSET || set->r.bi->code == BI_SUBSET)) {
 		/* x \in Seq(S): a sequence of elements of S; x \in SUBSET S: a set of them. */
-		bool seq = !strcmp(set->name, "Seq"), sub = !strcmp(set->name, "SUBSET");
-		if (r.kind == R_BUILTIN && set->n == 1 && (seq || sub)) {
-			bool shape = seq ? spt_is_fun(x) && (x->n == 0 || x->kind == SPT_SEQ) : x->kind == SPT_SET;
-			return shape ? all_members(in, c, x, set->a[0], out) : (*out = false, 0);
-		}
+		bool seq = set->r.bi->code == BI_SEQSET;
+		bool shape = seq ? spt_is_fun(x) && (x->n == 0 || x->kind == SPT_SEQ) : x->kind == SPT_SET;
+		return shape ? all_members(in, sc, x, set->a[0], out) : (*out = false, 0);
 	}
 	if (set->kind == A_FUNCSET) {
 		*out = false;
 		if (!spt_is_fun(x))
 			return 0;
 		spt_val *dom;
-		if (eval_set(in, c, set->a[0], &dom))
+		if (eval_set(in, sc, set->a[0], &dom))
 			return EVAL_ERR;
 		if (dom->n != x->n)
 			return 0;
@@ -470,7 +567,7 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 			if (!spt_value_eq(spt_fun_key(x, i, &tmp), dom->u.elems[i]))
 				return 0;
 			bool m;
-			if (eval_member(in, c, spt_fun_val(x, i), set->a[1], &m))
+			if (eval_member(in, sc, spt_fun_val(x, i), set->a[1], &m))
 				return EVAL_ERR;
 			if (!m)
 				return 0;
@@ -487,7 +584,7 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 			bool m;
 			if (!f)
 				return 0;
-			if (eval_member(in, c, f, set->a[i], &m))
+			if (eval_member(in, sc, f, set->a[i], &m))
 				return EVAL_ERR;
 			if (!m)
 				return 0;
@@ -496,7 +593,7 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 		return 0;
 	}
 	spt_val *s;
-	if (eval_set(in, c, set, &s))
+	if (eval_set(in, sc, set, &s))
 		return EVAL_ERR;
 	*out = spt_set_find(s, x) >= 0;
 	return 0;
@@ -540,21 +637,19 @@ static int push(struct interp *in, struct collect *k, spt_val *v, spt_val *key)
 /* The value the bound names of b take in c, as a key: x, or <<x, y>> for several. */
 static spt_val *bound_key(struct interp *in, struct ctx c, const struct bound *b, uint32_t nb)
 {
-	spt_val *parts[64];
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < nb; i++) {
-		for (uint32_t j = 0; j < b[i].n_names && n < 64; j++) {
-			for (struct binding *x = c.env; x; x = x->next) {
-				if (x->name == b[i].names[j]) {
-					parts[n++] = x->val;
-					break;
-				}
-			}
-		}
-	}
+	uint32_t total = 0;
+	for (uint32_t i = 0; i < nb; i++)
+		total += b[i].n_names;
 	bool tuple_bound = nb == 1 && b[0].tuple;
-	if (n == 1 && !tuple_bound)
-		return parts[0];
+	if (total == 1 && !tuple_bound)
+		return c.f->c[b[0].slots[0]].v;
+	spt_val *stack_parts[16], **parts = total <= 16 ? stack_parts : spt_arena_alloc(A(in), total * sizeof(*parts));
+	if (!parts)
+		return NULL;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nb; i++)
+		for (uint32_t j = 0; j < b[i].n_names; j++)
+			parts[n++] = c.f->c[b[i].slots[j]].v;
 	return spt_seq(A(in), parts, n);
 }
 
@@ -565,44 +660,52 @@ static int collect_one(struct interp *in, struct ctx c, void *arg)
 		bool keep;
 		if (eval_bool(in, c, k->body, &keep))
 			return EVAL_ERR;
-		return keep ? push(in, k, bound_key(in, c, k->b, k->nb), NULL) : 0;
+		if (!keep)
+			return 0;
+		spt_val *key = bound_key(in, c, k->b, k->nb);
+		return key ? push(in, k, key, NULL) : oom(in, k->body);
 	}
 	spt_val *v;
 	if (eval(in, c, k->body, &v))
 		return EVAL_ERR;
-	return push(in, k, v, k->mode == 2 ? bound_key(in, c, k->b, k->nb) : NULL);
+	spt_val *key = k->mode == 2 ? bound_key(in, c, k->b, k->nb) : NULL;
+	if (k->mode == 2 && !key)
+		return oom(in, k->body);
+	return push(in, k, v, key);
 }
 
-static int constructor(struct interp *in, struct ctx c, const struct ast *e, int mode, spt_val **out)
+static int constructor(struct interp *in, struct ctx c, const struct ast *body, const struct bound *b, uint32_t nb,
+		       int mode, const struct ast *at, spt_val **out)
 {
-	struct collect k = { .body = e->a[0], .mode = mode, .b = e->bounds, .nb = e->n_bounds };
-	if (eval_bounds(in, c, e->bounds, e->n_bounds, collect_one, &k))
+	struct collect k = { .body = body, .mode = mode, .b = b, .nb = nb };
+	if (eval_bounds(in, c, b, nb, collect_one, &k))
 		return EVAL_ERR;
 	if (mode == 2) {
 		bool dup;
 		*out = spt_fun(A(in), k.keys, k.items, k.n, &dup);
 		if (!*out && !dup)
-			return oom(in, e);
-		if (!*out) /* the same argument bound twice: keep TLC's first-wins by rebuilding */
-			return ev_fail(&in->ev, e, "the function's domain lists an argument twice");
+			return oom(in, at);
+		if (!*out)
+			return ev_fail(&in->ev, at, "the function's domain lists an argument twice");
 		return 0;
 	}
 	*out = spt_set(A(in), k.items, k.n);
-	return *out ? 0 : oom(in, e);
+	return *out ? 0 : oom(in, at);
 }
 
-static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d,
-			 struct binding *env, struct module *m, spt_val **out)
+/* Materializes a function definition f[x \in S] == e (module level, or in a LET). */
+static int fun_def_value(struct interp *in, struct ctx c, const struct ast *at, const struct opdef *d,
+			 struct frame *env, spt_val **out)
 {
-	struct ast tmp = { .kind = A_FUNC, .pos = d->pos, .n = 1, .a = (struct ast *[]){ d->body },
-			   .bounds = d->fbounds, .n_bounds = d->n_fbounds };
-	struct ctx dc = { env, m, NULL, c.primed };
-	if (++depth > MAX_DEPTH) {
-		depth--;
+	struct frame *f = frame_new(in, d, env, at);
+	if (!f)
+		return EVAL_ERR;
+	if (++in->depth > MAX_DEPTH) {
+		in->depth--;
 		return ev_fail(&in->ev, at, "recursion deeper than %d evaluating %s", MAX_DEPTH, d->name);
 	}
-	int rc = constructor(in, dc, &tmp, 2, out);
-	depth--;
+	int rc = constructor(in, (struct ctx){ f, NULL, c.primed }, d->body, d->fbounds, d->n_fbounds, 2, at, out);
+	in->depth--;
 	return rc;
 }
 
@@ -644,20 +747,21 @@ static int funcset(struct interp *in, const struct ast *at, spt_val *dom, spt_va
 static int recset(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
 	spt_val **sets = spt_arena_alloc(A(in), (e->n + 1) * sizeof(*sets));
-	if (!sets)
+	uint32_t *idx = spt_arena_alloc(A(in), (e->n + 1) * sizeof(*idx));
+	if (!sets || !idx)
 		return oom(in, e);
 	double total = 1;
 	for (uint32_t i = 0; i < e->n; i++) {
 		if (eval_set(in, c, e->a[i], &sets[i]))
 			return EVAL_ERR;
 		total *= sets[i]->n;
+		idx[i] = 0;
 	}
 	if (total > MAX_ENUM)
 		return ev_fail(&in->ev, e, "the set of records has %.0f elements: too many to enumerate", total);
 	size_t n = (size_t)total;
 	spt_val **items = spt_arena_alloc(A(in), (n + 1) * sizeof(*items));
-	uint32_t idx[64] = { 0 };
-	if (!items || e->n > 64)
+	if (!items)
 		return oom(in, e);
 	for (size_t k = 0; k < n; k++) {
 		spt_val **v = spt_arena_alloc(A(in), (e->n + 1) * sizeof(*v));
@@ -665,8 +769,9 @@ static int recset(struct interp *in, struct ctx c, const struct ast *e, spt_val 
 			return oom(in, e);
 		for (uint32_t i = 0; i < e->n; i++)
 			v[i] = sets[i]->u.elems[idx[i]];
-		if (!(items[k] = spt_rec(A(in), e->fields, v, e->n)))
-			return ev_fail(&in->ev, e, "a field is named twice");
+		bool dup;
+		if (!(items[k] = spt_fun(A(in), e->field_vals, v, e->n, &dup)))
+			return dup ? ev_fail(&in->ev, e, "a field is named twice") : oom(in, e);
 		for (uint32_t i = e->n; i-- > 0;) {
 			if (++idx[i] < sets[i]->n)
 				break;
@@ -696,47 +801,14 @@ static int fn_args(struct interp *in, struct ctx c, const struct ast *const *arg
 {
 	if (n == 1)
 		return eval(in, c, args[0], key);
-	spt_val *parts[32];
-	if (n > 32)
-		return ev_fail(&in->ev, args[0], "too many function arguments");
+	spt_val *stack_parts[16], **parts = n <= 16 ? stack_parts : spt_arena_alloc(A(in), n * sizeof(*parts));
+	if (!parts)
+		return oom(in, args[0]);
 	for (uint32_t i = 0; i < n; i++)
 		if (eval(in, c, args[i], &parts[i]))
 			return EVAL_ERR;
 	*key = spt_seq(A(in), parts, n);
 	return *key ? 0 : oom(in, args[0]);
-}
-
-/* f with f[key] replaced by v (key must be in DOMAIN f). */
-static int fun_replace(struct interp *in, const struct ast *at, spt_val *f, spt_val *key, spt_val *v, spt_val **out)
-{
-	if (!spt_is_fun(f))
-		return ev_fail(&in->ev, at, "EXCEPT on %s, which is not a function", ev_show(&in->ev, f));
-	for (uint32_t i = 0; i < f->n; i++) {
-		struct spt_value tmp;
-		if (!spt_value_eq(spt_fun_key(f, i, &tmp), key))
-			continue;
-		if (f->kind == SPT_SEQ) {
-			spt_val **e = spt_arena_alloc(A(in), f->n * sizeof(*e));
-			if (!e)
-				return oom(in, at);
-			memcpy(e, f->u.elems, f->n * sizeof(*e));
-			e[i] = v;
-			*out = spt_seq_adopt(A(in), e, f->n);
-		} else {
-			spt_val **k = spt_arena_alloc(A(in), f->n * sizeof(*k));
-			spt_val **x = spt_arena_alloc(A(in), f->n * sizeof(*x));
-			if (!k || !x)
-				return oom(in, at);
-			memcpy(k, f->u.fn.keys, f->n * sizeof(*k));
-			memcpy(x, f->u.fn.vals, f->n * sizeof(*x));
-			x[i] = v;
-			*out = spt_fun_adopt(A(in), k, x, f->n, NULL);
-		}
-		return *out ? 0 : oom(in, at);
-	}
-	/* TLC: EXCEPT outside the domain leaves the function unchanged. */
-	*out = f;
-	return 0;
 }
 
 static int except_path(struct interp *in, struct ctx c, const struct except_upd *u, uint32_t k, spt_val *base,
@@ -748,21 +820,51 @@ static int except_path(struct interp *in, struct ctx c, const struct except_upd 
 		return eval(in, vc, u->value, out);
 	}
 	const struct except_step *st = &u->steps[k];
-	spt_val *key, *child, *nv;
+	spt_val *key, *nv;
 	if (st->field) {
 		if (!(key = spt_cstr(A(in), st->name)))
 			return oom(in, u->value);
 	} else if (fn_args(in, c, (const struct ast *const *)st->args, st->n_args, &key)) {
 		return EVAL_ERR;
 	}
-	child = spt_is_fun(base) ? (spt_val *)spt_fun_apply(base, key) : NULL;
-	if (!child) {
+	if (!spt_is_fun(base))
+		return ev_fail(&in->ev, u->value, "EXCEPT on %s, which is not a function", ev_show(&in->ev, base));
+	long i = spt_fun_index(base, key);
+	if (i < 0) {
 		*out = base; /* outside the domain: unchanged, as TLC */
-		return spt_is_fun(base) ? 0 : ev_fail(&in->ev, u->value, "EXCEPT on %s, which is not a function", ev_show(&in->ev, base));
+		return 0;
 	}
-	if (except_path(in, c, u, k + 1, child, &nv))
+	if (except_path(in, c, u, k + 1, spt_fun_val(base, (uint32_t)i), &nv))
 		return EVAL_ERR;
-	return fun_replace(in, u->value, base, key, nv, out);
+	*out = spt_fun_set(A(in), base, (uint32_t)i, nv);
+	return *out ? 0 : oom(in, u->value);
+}
+
+/* f[args] where f names a function definition: the body at that point, without building f. */
+static int apply_fun_def(struct interp *in, struct ctx c, const struct ast *e, const struct opdef *fd, struct frame *env,
+			 bool *done, spt_val **out)
+{
+	*done = false;
+	uint32_t names = 0;
+	for (uint32_t i = 0; i < fd->n_fbounds; i++)
+		names += fd->fbounds[i].tuple ? 1 : fd->fbounds[i].n_names;
+	if (fd->n_fbounds != 1 || fd->fbounds[0].tuple || fd->fbounds[0].n_names != 1)
+		return 0;
+	*done = true;
+	spt_val *key;
+	if (fn_args(in, c, (const struct ast *const *)e->a + 1, e->n - 1, &key))
+		return EVAL_ERR;
+	struct frame *f = frame_new(in, fd, env, e);
+	if (!f)
+		return EVAL_ERR;
+	struct ctx dc = { f, NULL, c.primed };
+	bool m;
+	if (eval_member(in, dc, key, fd->fbounds[0].set, &m))
+		return EVAL_ERR;
+	if (!m)
+		return ev_fail(&in->ev, e, "%s is not in the domain of %s", ev_show(&in->ev, key), fd->name);
+	f->c[fd->fbounds[0].slots[0]].v = key;
+	return eval(in, dc, fd->body, out);
 }
 
 /* ---- the evaluator ---- */
@@ -802,30 +904,7 @@ static int choose_one(struct interp *in, struct ctx c, void *arg)
 	if (!b)
 		return 0;
 	st->found = bound_key(in, c, st->e->bounds, 1);
-	return 1;
-}
-
-static int eval_name_special(struct interp *in, struct ctx c, const struct ast *e, spt_val **out, bool *done)
-{
-	*done = true;
-	const char *n = e->name;
-	if (e->n == 2 && (!strcmp(n, "=>"))) {
-		bool a, b = true;
-		if (eval_bool(in, c, e->a[0], &a) || (a && eval_bool(in, c, e->a[1], &b)))
-			return EVAL_ERR;
-		*out = spt_bool(A(in), !a || b);
-		return *out ? 0 : oom(in, e);
-	}
-	if (e->n == 2 && (!strcmp(n, "\\in") || !strcmp(n, "\\notin"))) {
-		spt_val *x;
-		bool m;
-		if (eval(in, c, e->a[0], &x) || eval_member(in, c, x, e->a[1], &m))
-			return EVAL_ERR;
-		*out = spt_bool(A(in), n[1] == 'i' ? m : !m);
-		return *out ? 0 : oom(in, e);
-	}
-	*done = false;
-	return 0;
+	return st->found ? 1 : oom(in, st->e);
 }
 
 static int eval_operands(struct interp *in, struct ctx c, const struct ast *e, spt_val ***out)
@@ -840,15 +919,63 @@ static int eval_operands(struct interp *in, struct ctx c, const struct ast *e, s
 	return 0;
 }
 
+static int eval_let(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
+{
+	if (!c.f)
+		return ev_fail(&in->ev, e, "internal: LET without a frame");
+	for (uint32_t i = 0; i < e->n_defs; i++) {
+		struct closure *cl = spt_arena_alloc(A(in), sizeof(*cl));
+		if (!cl)
+			return oom(in, e);
+		*cl = (struct closure){ e->defs[i], c.f, NULL };
+		c.f->c[e->def_slots[i]].op = cl;
+		c.f->c[e->def_slots[i]].v = NULL;
+	}
+	return eval(in, c, e->a[0], out);
+}
+
+static int eval_apply(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
+{
+	const struct ast *f = e->a[0];
+	if (f->kind == A_NAME && f->n == 0) {
+		/* f[x] for a function definition: the body at x (recursion without building f). */
+		const struct opdef *fd = NULL;
+		struct frame *env = NULL;
+		if (f->ref == REF_DEF && f->r.def->n_fbounds) {
+			fd = f->r.def;
+		} else if (f->ref == REF_LOCAL) {
+			struct cell *cell = local_cell(c, f);
+			if (cell && cell->op && cell->op->def && cell->op->def->n_fbounds) {
+				fd = cell->op->def;
+				env = cell->op->env;
+			}
+		}
+		if (fd && !(fd->evaluated_once && in->once[fd->id])) {
+			bool done;
+			int rc = apply_fun_def(in, c, e, fd, env, &done, out);
+			if (done)
+				return rc;
+		}
+	}
+	spt_val *fv, *key;
+	if (eval(in, c, f, &fv) || fn_args(in, c, (const struct ast *const *)e->a + 1, e->n - 1, &key))
+		return EVAL_ERR;
+	return apply(in, e, fv, key, out);
+}
+
 int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
 	if (++in->steps > in->max_steps && in->max_steps)
 		return ev_fail(&in->ev, e, "evaluation budget of %llu steps exhausted", (unsigned long long)in->max_steps);
-	if (++depth > MAX_DEPTH || stack_exhausted()) {
-		depth--;
-		return ev_fail(&in->ev, e, "evaluation nested too deeply (%d levels): unbounded recursion?", depth);
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (in->depth == 0)
+		in->stack_base = here;
+	if (++in->depth > MAX_DEPTH || (in->stack_base > here && in->stack_base - here > stack_budget())) {
+		int d = in->depth--;
+		return ev_fail(&in->ev, e, "evaluation nested too deeply (%d levels): unbounded recursion?", d);
 	}
 	int rc = 0;
+	*out = NULL;
 	switch (e->kind) {
 	case A_NUM:
 		*out = spt_int(A(in), e->num);
@@ -859,12 +986,9 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_BOOL:
 		*out = spt_bool(A(in), e->num != 0);
 		break;
-	case A_NAME: {
-		bool done;
-		if (!(rc = eval_name_special(in, c, e, out, &done)) && !done)
-			rc = name(in, c, e, out);
+	case A_NAME:
+		rc = name(in, c, e, out);
 		break;
-	}
 	case A_PRIME: {
 		if (c.primed) {
 			rc = ev_fail(&in->ev, e, "a primed expression inside a primed expression");
@@ -907,28 +1031,16 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 			rc = ev_fail(&in->ev, e, "no CASE arm is true, and there is no OTHER");
 		break;
 	}
-	case A_LET: {
-		struct ctx lc = c;
-		for (uint32_t i = 0; i < e->n_defs; i++) {
-			struct closure *cl = spt_arena_alloc(A(in), sizeof(*cl));
-			if (!cl) {
-				rc = oom(in, e);
-				goto done;
-			}
-			/* The LET's own environment: its definitions see each other (and themselves). */
-			*cl = (struct closure){ e->defs[i], NULL, NULL, c.mod };
-			if (!(lc.env = bind_op(in, lc.env, e->defs[i]->name, cl))) {
-				rc = oom(in, e);
-				goto done;
-			}
-		}
-		for (struct binding *b = lc.env; b != c.env; b = b->next)
-			b->op->env = lc.env;
-		/* Zero-argument LET definitions are values: evaluate them lazily through closures. */
-		rc = eval(in, lc, e->a[0], out);
+	case A_LET:
+		rc = eval_let(in, c, e, out);
 		break;
-	}
 	case A_CHOOSE: {
+		if (!e->bounds[0].set) {
+			rc = ev_fail(&in->ev, e, "CHOOSE %s : P without a set cannot be evaluated (TLC cannot either): give the "
+				      "definition it is in a value in the .cfg, or write CHOOSE %s \\in S : P",
+				      e->bounds[0].names[0], e->bounds[0].names[0]);
+			break;
+		}
 		struct choose_st st = { e, NULL };
 		rc = eval_bounds(in, c, e->bounds, 1, choose_one, &st);
 		if (rc == 1)
@@ -939,6 +1051,13 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	}
 	case A_EXISTS:
 	case A_FORALL: {
+		for (uint32_t i = 0; i < e->n_bounds; i++)
+			if (!e->bounds[i].set) {
+				rc = ev_fail(&in->ev, e, "an unbounded quantifier (%s %s : ...) cannot be evaluated (TLC cannot either): "
+					      "bound it (%s %s \\in S : ...)", e->kind == A_EXISTS ? "\\E" : "\\A",
+					      e->bounds[i].names[0], e->kind == A_EXISTS ? "\\E" : "\\A", e->bounds[i].names[0]);
+				goto done;
+			}
 		rc = eval_bounds(in, c, e->bounds, e->n_bounds, quantify, (void *)e);
 		if (rc >= 0) {
 			bool found = rc == 1;
@@ -954,13 +1073,13 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		break;
 	}
 	case A_FILTER:
-		rc = constructor(in, c, e, 1, out);
+		rc = constructor(in, c, e->a[0], e->bounds, e->n_bounds, 1, e, out);
 		break;
 	case A_MAP:
-		rc = constructor(in, c, e, 0, out);
+		rc = constructor(in, c, e->a[0], e->bounds, e->n_bounds, 0, e, out);
 		break;
 	case A_FUNC:
-		rc = constructor(in, c, e, 2, out);
+		rc = constructor(in, c, e->a[0], e->bounds, e->n_bounds, 2, e, out);
 		break;
 	case A_FUNCSET: {
 		spt_val *d, *r;
@@ -968,48 +1087,16 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 			rc = funcset(in, e, d, r, out);
 		break;
 	}
-	case A_APPLY: {
-		/* f[x] for a function definition: evaluate the body at x (recursion without building f). */
-		const struct ast *f = e->a[0];
-		spt_val *key;
-		if (f->kind == A_NAME && f->n == 0) {
-			struct resolved r;
-			if ((rc = resolve(in, c, f, f->name, 0, &r)))
-				break;
-			/* a module-level function definition, or one in a LET (a closure) */
-			struct opdef *fd = r.kind == R_DEF ? r.def : r.kind == R_CLOSURE ? r.op->def : NULL;
-			if (fd && fd->n_fbounds == 1 && fd->fbounds[0].n_names == 1 && !fd->fbounds[0].tuple) {
-				if ((rc = fn_args(in, c, (const struct ast *const *)e->a + 1, e->n - 1, &key)))
-					break;
-				struct ctx dc = { NULL, fd->module, NULL, c.primed };
-				if (r.kind == R_CLOSURE) {
-					dc.env = r.op->env;
-					dc.mod = r.op->mod;
-				}
-				bool m;
-				if ((rc = eval_member(in, dc, key, fd->fbounds[0].set, &m)))
-					break;
-				if (!m) {
-					rc = ev_fail(&in->ev, e, "%s is not in the domain of %s", ev_show(&in->ev, key), f->name);
-					break;
-				}
-				if (!(dc.env = bind_value(in, dc.env, fd->fbounds[0].names[0], key))) {
-					rc = oom(in, e);
-					break;
-				}
-				rc = eval(in, dc, fd->body, out);
-				break;
-			}
-		}
-		spt_val *fv;
-		if (!(rc = eval(in, c, f, &fv)) && !(rc = fn_args(in, c, (const struct ast *const *)e->a + 1, e->n - 1, &key)))
-			rc = apply(in, e, fv, key, out);
+	case A_APPLY:
+		rc = eval_apply(in, c, e, out);
 		break;
-	}
 	case A_RECORD: {
 		spt_val **v;
-		if (!(rc = eval_operands(in, c, e, &v)) && !(*out = spt_rec(A(in), e->fields, v, e->n)))
-			rc = ev_fail(&in->ev, e, "a record field is named twice");
+		bool dup;
+		if (!(rc = eval_operands(in, c, e, &v)) && !(*out = spt_fun(A(in), e->field_vals, v, e->n, &dup)))
+			rc = dup ? ev_fail(&in->ev, e, "a record field is named twice") : oom(in, e);
+		if (!rc && e->n == 0)
+			*out = spt_empty_fun(A(in), SPT_REC);
 		break;
 	}
 	case A_RECSET:
@@ -1065,7 +1152,7 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		break;
 	}
 done:
-	depth--;
+	in->depth--;
 	if (!rc && !*out)
 		rc = oom(in, e);
 	return rc;

@@ -18,7 +18,8 @@ struct eval_error {
 	char msg[768];
 };
 
-struct ev; /* an evaluation context: arena, state, partial next state, error */
+struct ev;      /* an evaluation context: arena, state, partial next state, error */
+struct closure; /* an operator passed as an argument */
 
 /* Records "what went wrong, on which values" at the expression's position; returns EVAL_ERR. */
 int ev_fail(struct ev *ev, const struct ast *at, const char *fmt, ...)
@@ -38,16 +39,42 @@ int ev_int_arg(struct ev *ev, const struct ast *at, spt_val *v, const char *what
  */
 typedef int (*builtin_fn)(struct ev *ev, const struct ast *at, spt_val *const *args, uint32_t n,
 			  spt_val **out);
+/* One with operator arguments (FoldSeq(op, base, s), SelectSeq(s, Test)): ops[i] is argument i
+ * when it is an operator (op_mask), args[i] otherwise. ev_call_op calls one. */
+typedef int (*builtin_hfn)(struct ev *ev, const struct ast *at, spt_val *const *args,
+			   const struct closure *const *ops, uint32_t n, spt_val **out);
+int ev_call_op(struct ev *ev, const struct ast *at, const struct closure *op, spt_val *const *args, uint32_t n,
+	       spt_val **out);
+/* The operator's arity (number of arguments it takes). */
+uint32_t ev_op_arity(const struct closure *op);
+
+/* Operators the evaluator treats itself (lazily, or without building a set). */
+enum bi_code {
+	BI_PLAIN = 0,
+	BI_EQ,       /* = : a relation the enumerator may turn into an assignment */
+	BI_IN,       /* \in */
+	BI_NOTIN,    /* \notin */
+	BI_IMPLIES,  /* => : its right side only when the left is TRUE */
+	BI_SEQSET,   /* Seq(S): only right of \in */
+	BI_SUBSET,   /* SUBSET S: x \in SUBSET S without building it */
+};
 
 struct builtin {
 	const char *module; /* "Naturals", "Sequences", "TLC", ...: available when EXTENDed */
 	const char *name;   /* as written in TLA+: "Len", "+", "\\o", ":>", "Cardinality" */
 	int arity;          /* number of arguments; -1 for any */
 	builtin_fn fn;
+	uint8_t code;       /* enum bi_code */
+	bool impure;        /* depends on or changes something besides its arguments: never cached */
+	uint32_t op_mask;   /* arguments that are operators (bit i: argument i), with hfn */
+	builtin_hfn hfn;
+	const char *unimplemented; /* a standard operator spectap does not implement: why, when called */
 };
 
 /* The builtin that module (or a module it extends natively) defines as name with arity, or NULL. */
 const struct builtin *builtin_lookup(const char *module, const char *name, uint32_t arity);
+/* Any builtin of that name visible in module, whatever its arity (for arity errors). */
+const struct builtin *builtin_lookup_any(const char *module, const char *name);
 /* Every builtin, NULL-terminated by a zero entry. */
 extern const struct builtin builtins[];
 

@@ -1,33 +1,39 @@
 /*
- * Internal: the interpreter's state shared by the evaluator (eval.c) and successor enumeration
- * (enumerate.c): the spec, constant values, the current state and the partial next state.
+ * Internal: the interpreter's state shared by the evaluator (eval.c), successor enumeration
+ * (enumerate.c) and the checkers: the spec, constant values, the current state, the partial
+ * next state, frames of bound names, and the caches.
  */
 #ifndef SPECTAP_REPLAY_INTERP_H
 #define SPECTAP_REPLAY_INTERP_H
 
 #include "ev_core.h"
+#include "memo.h"
 #include "module.h"
 
-/* An operator passed as an argument (F(_)) or a LAMBDA: the definition and where it was made. */
-struct closure {
-	struct opdef *def;
-	const struct ast *lambda;
-	struct binding *env;
-	struct module *mod;
+/* One cell of a frame: a value, or an operator (a parameter F(_), a LET definition, a LAMBDA). */
+struct cell {
+	spt_val *v;
+	const struct closure *op;
 };
 
-/* The chain of names bound by quantifiers, parameters and LET. */
-struct binding {
-	const char *name;
-	spt_val *val;           /* a value, or */
-	struct closure *op;     /* an operator */
-	struct binding *next;
+/* The cells of one definition's evaluation; nested definitions see their maker's frame. */
+struct frame {
+	struct frame *up;
+	uint32_t n;
+	struct cell c[];
+};
+
+/* An operator as a value of a cell: a definition (with the frame it was made in, for LET
+ * definitions and LAMBDAs), or a builtin. */
+struct closure {
+	const struct opdef *def;
+	struct frame *env;
+	const struct builtin *bi;
 };
 
 /* Where an expression is evaluated. */
 struct ctx {
-	struct binding *env;
-	struct module *mod;
+	struct frame *f;
 	spt_val *at;            /* the value @ stands for inside EXCEPT */
 	bool primed;            /* inside e': variables read the next state */
 };
@@ -42,39 +48,45 @@ struct interp {
 	spt_val **cur;          /* the state; NULL = unknown */
 	spt_val **next;         /* the next state being built; NULL = not assigned yet */
 	bool init_mode;         /* enumerating Init: unprimed variables are the ones assigned */
+	bool rewind;            /* the enumerator gives back what a branch allocated when it returns
+				 * (its callbacks copy what they keep into another arena) */
 	uint64_t steps;         /* expressions evaluated so far */
 	uint64_t max_steps;     /* give up past this many (0: no limit); fuzzing sets one */
+	int depth;              /* nesting of eval calls */
+	uintptr_t stack_base;   /* the frame of the outermost eval */
+	struct spt_arena *long_arena; /* constants evaluated once live here */
+	spt_val **once;         /* by opdef id: the value of a definition evaluated once */
+	uint32_t n_once;
+	struct memo memo;       /* applications of cacheable definitions */
+	uint32_t *memo_tries, *memo_hits; /* by opdef id: a definition whose calls rarely repeat
+				 * stops being cached (copying its values costs more than it saves) */
+	bool no_memo;           /* evaluate everything (the cache's semantics test) */
 };
 
-void interp_init(struct interp *in, struct spec *s, struct spt_arena *a);
+/* s must be resolved (spec_resolve). long_arena holds what outlives a window. */
+void interp_init(struct interp *in, struct spec *s, struct spt_arena *long_arena);
 void interp_fini(struct interp *in);
+/* A context with no frame (module-level expressions). */
 struct ctx interp_root_ctx(struct interp *in);
+/* A context with a frame of nslots empty cells (for an expression spec_parse_expr read). */
+struct ctx interp_frame_ctx(struct interp *in, uint32_t nslots);
 
 int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out);
 int eval_bool(struct interp *in, struct ctx c, const struct ast *e, bool *out);
 /* x \in S without building S when S is Nat, Int, STRING, Seq(T), SUBSET T, [S -> T], [a : S]. */
 int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *set, bool *out);
-/* Binds every combination of the bounds and calls fn; stops at the first non-zero return. */
+/* Binds every combination of the bounds in c's frame and calls fn; stops at the first non-zero
+ * return. */
 typedef int (*bind_fn)(struct interp *in, struct ctx c, void *arg);
 int eval_bounds(struct interp *in, struct ctx c, const struct bound *b, uint32_t nb, bind_fn fn, void *arg);
-struct binding *bind_value(struct interp *in, struct binding *next, const char *name, spt_val *v);
-
-/* What a name stands for in a context. */
-struct resolved {
-	enum { R_VALUE, R_CLOSURE, R_DEF, R_CONST, R_VAR, R_BUILTIN, R_NONE } kind;
-	spt_val *val;
-	struct closure *op;
-	struct opdef *def;
-	struct module *mod;     /* the module the definition evaluates in */
-	uint32_t index;
-	const struct builtin *bi;
-	const struct ast *subst; /* a constant or variable of an instance: what it stands for */
-	struct module *subst_mod;
-};
-int resolve(struct interp *in, struct ctx c, const struct ast *at, const char *name, uint32_t nargs,
-	    struct resolved *r);
-/* Calls a definition or closure with argument expressions evaluated in c. */
-int apply_def(struct interp *in, struct ctx c, const struct ast *at, struct opdef *d, struct module *m,
-	      struct binding *closure_env, const struct ast *const *args, uint32_t nargs, struct ctx *body_ctx);
+/* A frame for definition d, its cells empty. NULL when out of memory (error set). */
+struct frame *frame_new(struct interp *in, const struct opdef *d, struct frame *up, const struct ast *at);
+/* Calls definition d with evaluated value arguments (no operator parameters). */
+int eval_call(struct interp *in, const struct opdef *d, spt_val *const *args, uint32_t n, spt_val **out);
+/* Binds d's parameters to the argument expressions of call (evaluated in c) in a new frame. */
+int bind_args(struct interp *in, struct ctx c, const struct ast *call, const struct opdef *d, struct frame *env,
+	      struct frame **out);
+/* The cell a REF_LOCAL name denotes in c. */
+struct cell *local_cell(struct ctx c, const struct ast *e);
 
 #endif

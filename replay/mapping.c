@@ -1,4 +1,11 @@
-/* From a trace's events to windows, as a mapping module says (docs/mapping.md). */
+/*
+ * From a trace's events to windows, as a mapping module says (docs/mapping.md).
+ *
+ * Memory stays flat over a trace of any length: what outlives an event (each node's state, the
+ * messages in flight, the open windows, the mapping's own history) lives in one arena that is
+ * compacted (its live values copied into a fresh one) whenever it has doubled; everything else
+ * an event or a window builds is given back when the event is done.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,11 +13,15 @@
 
 #include "mapping.h"
 
+#define LIVE_MIN ((size_t)16 << 20) /* compaction only past this */
+enum { TAG_LIVE_A = 211, TAG_LIVE_B = 212 };
+
 struct inflight {
 	uint64_t id;
 	spt_val *msg; /* [id, from, to, type, fields] */
 };
 
+/* The messages in flight, in send order. */
 struct net {
 	struct inflight *m;
 	size_t n, cap;
@@ -23,6 +34,7 @@ struct open_window {
 	uint64_t first;
 	spt_val **st;   /* every node's state as the window saw it (this node's moves on) */
 	struct net net; /* the network as the window saw it */
+	spt_val *hist;  /* the mapping's history as the window saw it */
 };
 
 struct node {
@@ -35,33 +47,77 @@ struct node {
 struct mapping {
 	struct checker *ck;
 	struct interp *in;
-	struct opdef *map_vars, *start, *end, *params, *input, *branch, *branches;
+	struct opdef *map_vars, *start, *end, *params, *input, *branch, *branches, *map_init, *map_next;
+	bool vars_hist;          /* MapVars(st, net, hist) */
+	bool uses_net;           /* MapVars (or MapNext) reads the network */
 	map_branch_fn on_branch; /* coverage: Branch(ev) of every event, when both are defined */
 	void *branch_arg;
-	struct spt_arena trace; /* values that outlive an event: states, messages, open windows */
+	struct spt_arena live[2]; /* what outlives an event; live[cur] is in use */
+	uint8_t cur;
+	size_t live_after;       /* bytes of the live arena after the last compaction */
 	struct spt_arena scratch;
 	struct node *nodes;
 	size_t n_nodes, cap_nodes;
 	struct net net;
+	spt_val *hist;           /* MapNext's value after every event so far */
 	uint64_t next_id;
+	uint64_t compactions;
 };
 
-static struct opdef *op(struct mapping *m, const char *name, uint32_t arity, bool required, struct check_error *err)
+static struct spt_arena *LIVE(struct mapping *m) { return &m->live[m->cur]; }
+
+/* A definition of the mapping module (its own, or one it inherits): name with arity (or
+ * alt_arity, when >= 0). */
+static struct opdef *op(struct mapping *m, const char *name, uint32_t arity, int alt_arity, bool required,
+			struct check_error *err)
 {
 	struct spec *s = checker_spec(m->ck);
 	struct module *root = spec_root(s);
 	struct symbol *sym = module_lookup(root, spec_intern(s, name, strlen(name)));
-	if (!sym || sym->kind != SYM_DEF || sym->module != root) {
+	if (!sym || sym->kind != SYM_DEF) {
 		if (required)
 			snprintf(err->msg, sizeof(err->msg), "%s: the mapping defines no %s (see docs/mapping.md)", root->path, name);
 		return NULL;
 	}
-	if (sym->def->n_params != arity) {
-		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: %s takes %u argument%s in a mapping", sym->def->pos.file,
-			 sym->def->pos.line, sym->def->pos.col, name, arity, arity == 1 ? "" : "s");
+	if (sym->def->n_params != arity && (alt_arity < 0 || sym->def->n_params != (uint32_t)alt_arity)) {
+		char also[32] = "";
+		if (alt_arity >= 0)
+			snprintf(also, sizeof(also), " or %d", alt_arity);
+		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: %s takes %u%s argument%s in a mapping", sym->def->pos.file,
+			 sym->def->pos.line, sym->def->pos.col, name, arity, also, arity == 1 && !also[0] ? "" : "s");
 		return NULL;
 	}
 	return sym->def;
+}
+
+/* Whether the body of d names its i-th parameter (directly or in a nested definition). */
+static bool names_param(const struct ast *e, uint32_t slot, uint16_t up)
+{
+	if (!e)
+		return false;
+	if (e->kind == A_NAME && e->ref == REF_LOCAL && e->slot == slot && e->up == up)
+		return true;
+	if (e->kind == A_LET)
+		for (uint32_t i = 0; i < e->n_defs; i++)
+			if (names_param(e->defs[i]->body, slot, (uint16_t)(up + 1)))
+				return true;
+	if (e->kind == A_LAMBDA && names_param(e->lambda->body, slot, (uint16_t)(up + 1)))
+		return true;
+	for (uint32_t i = 0; i < e->n_bounds; i++)
+		if (names_param(e->bounds[i].set, slot, up))
+			return true;
+	for (uint32_t i = 0; i < e->n_excepts; i++) {
+		for (uint32_t j = 0; j < e->excepts[i].n_steps; j++)
+			for (uint32_t k = 0; k < e->excepts[i].steps[j].n_args; k++)
+				if (names_param(e->excepts[i].steps[j].args[k], slot, up))
+					return true;
+		if (names_param(e->excepts[i].value, slot, up))
+			return true;
+	}
+	for (uint32_t i = 0; i < e->n; i++)
+		if (names_param(e->a[i], slot, up))
+			return true;
+	return false;
 }
 
 int mapping_new(const char *map_path, const char *spec_path, const char *cfg_path, struct mapping **out,
@@ -70,7 +126,10 @@ int mapping_new(const char *map_path, const char *spec_path, const char *cfg_pat
 	struct mapping *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	spt_arena_init(&m->trace);
+	spt_arena_init(&m->live[0]);
+	spt_arena_init(&m->live[1]);
+	m->live[0].tag = TAG_LIVE_A;
+	m->live[1].tag = TAG_LIVE_B;
 	spt_arena_init(&m->scratch);
 	int rc = checker_new_mapped(map_path, spec_path, cfg_path, &m->ck, err);
 	if (rc) {
@@ -79,16 +138,47 @@ int mapping_new(const char *map_path, const char *spec_path, const char *cfg_pat
 	}
 	m->in = checker_interp(m->ck);
 	err->msg[0] = '\0';
-	m->map_vars = op(m, "MapVars", 2, true, err);
-	m->start = op(m, "WindowStart", 1, true, err);
-	m->end = op(m, "WindowEnd", 2, false, err);
-	m->params = op(m, "Params", 2, false, err);
-	m->input = op(m, "Input", 2, false, err);
-	m->branch = op(m, "Branch", 1, false, err);
-	m->branches = op(m, "Branches", 0, false, err);
+	m->map_vars = op(m, "MapVars", 2, 3, true, err);
+	m->start = op(m, "WindowStart", 1, -1, true, err);
+	m->end = op(m, "WindowEnd", 2, -1, false, err);
+	m->params = op(m, "Params", 2, -1, false, err);
+	m->input = op(m, "Input", 2, -1, false, err);
+	m->branch = op(m, "Branch", 1, -1, false, err);
+	m->branches = op(m, "Branches", 0, -1, false, err);
+	m->map_init = op(m, "MapInit", 0, -1, false, err);
+	m->map_next = op(m, "MapNext", 3, -1, false, err);
+	if (!err->msg[0] && (!m->map_init) != (!m->map_next))
+		snprintf(err->msg, sizeof(err->msg), "%s: a mapping's history needs both MapInit and MapNext(ev, st, hist)",
+			 map_path);
 	if (!m->map_vars || !m->start || err->msg[0]) {
 		mapping_free(m);
 		return -EINVAL;
+	}
+	m->vars_hist = m->map_vars->n_params == 3;
+	if (m->vars_hist && !m->map_init) {
+		snprintf(err->msg, sizeof(err->msg), "%s: MapVars(st, net, hist) needs MapInit and MapNext(ev, st, hist)", map_path);
+		mapping_free(m);
+		return -EINVAL;
+	}
+	m->uses_net = names_param(m->map_vars->body, 1, 0);
+	/* Values the mapping keeps are not copied into the cache; it forgets them when the
+	 * live arena is compacted. */
+	memo_set_stable(&m->in->memo, TAG_LIVE_A, TAG_LIVE_B);
+	if (m->map_init) {
+		spt_val *h;
+		m->in->ev.arena = LIVE(m);
+		ev_clear_error(&m->in->ev);
+		if (eval_call(m->in, m->map_init, NULL, 0, &h)) {
+			const struct eval_error *e = &m->in->ev.err;
+			snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: in the mapping's MapInit: %s", e->pos.file ? e->pos.file : "?",
+				 e->pos.line, e->pos.col, e->msg);
+			mapping_free(m);
+			return -EINVAL;
+		}
+		if (!(m->hist = spt_value_move(LIVE(m), h))) {
+			mapping_free(m);
+			return -ENOMEM;
+		}
 	}
 	*out = m;
 	return 0;
@@ -106,7 +196,8 @@ void mapping_free(struct mapping *m)
 	free(m->nodes);
 	free(m->net.m);
 	checker_free(m->ck);
-	spt_arena_fini(&m->trace);
+	spt_arena_fini(&m->live[0]);
+	spt_arena_fini(&m->live[1]);
 	spt_arena_fini(&m->scratch);
 	free(m);
 }
@@ -166,12 +257,8 @@ static int call(struct mapping *m, struct opdef *d, spt_val *const *args, spt_va
 {
 	struct interp *in = m->in;
 	in->ev.arena = &m->scratch; /* a window check in between may have pointed it elsewhere */
-	struct ctx c = { NULL, d->module, NULL, false };
-	for (uint32_t i = 0; i < d->n_params; i++)
-		if (!(c.env = bind_value(in, c.env, d->params[i], args[i])))
-			return -ENOMEM;
 	ev_clear_error(&in->ev);
-	if (eval(in, c, d->body, out)) {
+	if (eval_call(in, d, args, d->n_params, out)) {
 		const struct eval_error *e = &in->ev.err;
 		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: in the mapping's %s: %s", e->pos.file ? e->pos.file : "?",
 			 e->pos.line, e->pos.col, d->name, e->msg);
@@ -206,7 +293,7 @@ static struct node *node_of(struct mapping *m, const char *name)
 	}
 	struct node *n = &m->nodes[m->n_nodes];
 	memset(n, 0, sizeof(*n));
-	if (!(n->name = strdup(name)) || !(n->name_val = spt_cstr(&m->trace, name)))
+	if (!(n->name = strdup(name)) || !(n->name_val = spt_cstr(LIVE(m), name)))
 		return NULL;
 	for (size_t i = 0; i < m->n_nodes; i++)
 		if (m->nodes[i].w.open)
@@ -231,8 +318,11 @@ static spt_val *st_value(struct mapping *m, spt_val *const *states)
 	return n ? spt_fun(&m->scratch, k, v, n, NULL) : spt_empty_fun(&m->scratch, SPT_FUN);
 }
 
+/* The network as a set, when the mapping reads it. */
 static spt_val *net_value(struct mapping *m, const struct net *net)
 {
+	if (!m->uses_net)
+		return spt_set(&m->scratch, NULL, 0);
 	spt_val **e = spt_arena_alloc(&m->scratch, (net->n + 1) * sizeof(*e));
 	if (!e)
 		return NULL;
@@ -241,14 +331,15 @@ static spt_val *net_value(struct mapping *m, const struct net *net)
 	return spt_set(&m->scratch, e, net->n);
 }
 
-static int net_apply(struct mapping *m, struct net *net, const struct spt_event *ev, spt_val *msg)
+static int net_apply(struct net *net, const struct spt_event *ev, spt_val *msg)
 {
 	if (!ev->msg)
 		return 0;
 	if (ev->msg->dir == SPT_MSG_RECV) {
 		for (size_t i = 0; i < net->n; i++) {
 			if (net->m[i].id == ev->msg->id) {
-				net->m[i] = net->m[--net->n];
+				memmove(&net->m[i], &net->m[i + 1], (net->n - i - 1) * sizeof(net->m[0]));
+				net->n--;
 				break;
 			}
 		}
@@ -262,7 +353,6 @@ static int net_apply(struct mapping *m, struct net *net, const struct spt_event 
 		net->m = n;
 		net->cap = cap;
 	}
-	(void)m;
 	net->m[net->n++] = (struct inflight){ ev->msg->id, msg };
 	return 0;
 }
@@ -309,23 +399,134 @@ static spt_val *event_value(struct spt_arena *a, const struct spt_event *ev)
 	return spt_rec(a, names, vals, ev->msg ? 8 : 7);
 }
 
+/* ---- compaction of the live arena ---- */
+
+/* Moves v into the fresh live arena; a value kept in several places (a node's state in the
+ * windows' snapshots, a message in several networks) is moved once. */
+struct fwd {
+	spt_val **from, **to;
+	size_t n, cap;
+};
+
+static spt_val *fwd_move(struct fwd *f, struct spt_arena *a, spt_val *v, bool *oom)
+{
+	if (!v)
+		return NULL;
+	size_t mask = f->cap - 1;
+	for (size_t j = ((uintptr_t)v >> 4) & mask;; j = (j + 1) & mask) {
+		if (f->from[j] == v)
+			return f->to[j];
+		if (!f->from[j]) {
+			spt_val *c = spt_value_move(a, v);
+			if (!c) {
+				*oom = true;
+				return v;
+			}
+			f->from[j] = v;
+			f->to[j] = c;
+			f->n++;
+			return c;
+		}
+	}
+}
+
+static void move_net(struct fwd *f, struct spt_arena *a, struct net *net, bool *oom)
+{
+	for (size_t i = 0; i < net->n; i++)
+		net->m[i].msg = fwd_move(f, a, net->m[i].msg, oom);
+}
+
+static int compact(struct mapping *m)
+{
+	size_t roots = m->net.n + 2 * m->n_nodes + 8;
+	for (size_t i = 0; i < m->n_nodes; i++)
+		roots += m->nodes[i].w.open ? m->nodes[i].w.net.n + m->n_nodes + 4 : 0;
+	size_t cap = 64;
+	while (cap < 2 * roots)
+		cap *= 2;
+	struct fwd f = { calloc(cap, sizeof(spt_val *)), calloc(cap, sizeof(spt_val *)), 0, cap };
+	if (!f.from || !f.to) {
+		free(f.from);
+		free(f.to);
+		return -ENOMEM;
+	}
+	uint8_t next = (uint8_t)(1 - m->cur);
+	struct spt_arena *a = &m->live[next];
+	spt_arena_reset(a);
+	bool oom = false;
+	for (size_t i = 0; i < m->n_nodes; i++) {
+		struct node *n = &m->nodes[i];
+		n->name_val = fwd_move(&f, a, n->name_val, &oom);
+		n->state = fwd_move(&f, a, n->state, &oom);
+	}
+	move_net(&f, a, &m->net, &oom);
+	m->hist = fwd_move(&f, a, m->hist, &oom);
+	for (size_t i = 0; i < m->n_nodes; i++) {
+		struct open_window *w = &m->nodes[i].w;
+		if (!w->open)
+			continue;
+		w->pre = fwd_move(&f, a, w->pre, &oom);
+		w->params = fwd_move(&f, a, w->params, &oom);
+		w->input = fwd_move(&f, a, w->input, &oom);
+		w->hist = fwd_move(&f, a, w->hist, &oom);
+		for (size_t k = 0; k < m->n_nodes; k++)
+			w->st[k] = fwd_move(&f, a, w->st[k], &oom);
+		move_net(&f, a, &w->net, &oom);
+		const char *act = spt_arena_strndup(a, w->action, strlen(w->action));
+		if (!act)
+			oom = true;
+		else
+			w->action = act;
+	}
+	free(f.from);
+	free(f.to);
+	if (oom)
+		return -ENOMEM;
+	/* The old arena goes: so do the cache's entries that point into it. */
+	memo_forget_stable(&m->in->memo);
+	spt_arena_reset(&m->live[m->cur]);
+	spt_arena_trim(&m->live[m->cur], a->bytes);
+	m->cur = next;
+	m->live_after = a->bytes;
+	m->compactions++;
+	return 0;
+}
+
+static int maybe_compact(struct mapping *m)
+{
+	size_t used = LIVE(m)->bytes;
+	if (used < LIVE_MIN || used < 2 * m->live_after)
+		return 0;
+	return compact(m);
+}
+
 /* ---- windows ---- */
+
+static int vars_of(struct mapping *m, spt_val *const *st, const struct net *net, spt_val *hist, spt_val **out,
+		   struct check_error *err)
+{
+	spt_val *args[3] = { st_value(m, st), net_value(m, net), hist };
+	if (!args[0] || !args[1])
+		return -ENOMEM;
+	int rc = call(m, m->map_vars, args, out, err);
+	if (rc)
+		return rc;
+	if (!spt_is_fun(*out) || ((*out)->n && (*out)->kind != SPT_REC)) {
+		snprintf(err->msg, sizeof(err->msg), "MapVars must give a record of variables, not %s", ev_show(&m->in->ev, *out));
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int close_window(struct mapping *m, struct node *n, uint64_t last, map_window_fn fn, void *arg,
 			struct check_error *err)
 {
 	struct open_window *w = &n->w;
 	w->open = false;
-	spt_val *args[2] = { st_value(m, w->st), net_value(m, &w->net) }, *post;
-	if (!args[0] || !args[1])
-		return -ENOMEM;
-	int rc = call(m, m->map_vars, args, &post, err);
+	spt_val *post;
+	int rc = vars_of(m, w->st, &w->net, w->hist, &post, err);
 	if (rc)
 		return rc;
-	if (!spt_is_fun(post) || (post->n && post->kind != SPT_REC)) {
-		snprintf(err->msg, sizeof(err->msg), "MapVars must give a record of variables, not %s", ev_show(&m->in->ev, post));
-		return -EINVAL;
-	}
 	struct map_window mw = { ++m->next_id, w->action, n->name, w->pre, post, w->params, w->input, w->first, last };
 	return fn(arg, &mw);
 }
@@ -342,45 +543,67 @@ static int open_window(struct mapping *m, struct node *n, const char *action, sp
 		w->st[i] = m->nodes[i].state;
 	if (net_copy(&w->net, &m->net))
 		return -ENOMEM;
-	spt_val *args[2] = { st_value(m, w->st), net_value(m, &w->net) }, *pre;
-	if (!args[0] || !args[1])
-		return -ENOMEM;
-	int rc = call(m, m->map_vars, args, &pre, err);
+	w->hist = m->hist;
+	spt_val *pre;
+	int rc = vars_of(m, w->st, &w->net, w->hist, &pre, err);
 	if (rc)
 		return rc;
-	if (!spt_is_fun(pre) || (pre->n && pre->kind != SPT_REC)) {
-		snprintf(err->msg, sizeof(err->msg), "MapVars must give a record of variables, not %s", ev_show(&m->in->ev, pre));
-		return -EINVAL;
-	}
 	spt_val *act = spt_cstr(&m->scratch, action), *pa[2] = { evv, act }, *params = NULL, *input = NULL;
 	if (m->params && (rc = call(m, m->params, pa, &params, err)))
 		return rc;
 	if (m->input && (rc = call(m, m->input, pa, &input, err)))
 		return rc;
+	struct spt_arena *a = LIVE(m);
 	w->open = true;
-	w->action = spt_arena_strndup(&m->trace, action, strlen(action));
-	w->pre = spt_value_clone(&m->trace, pre);
-	w->params = params ? spt_value_clone(&m->trace, params) : NULL;
-	w->input = input ? spt_value_clone(&m->trace, input) : NULL;
+	w->action = spt_arena_strndup(a, action, strlen(action));
+	w->pre = spt_value_move(a, pre);
+	w->params = params ? spt_value_move(a, params) : NULL;
+	w->input = input ? spt_value_move(a, input) : NULL;
 	w->first = ord;
 	return w->action && w->pre && (!params || w->params) && (!input || w->input) ? 0 : -ENOMEM;
 }
 
-/* The event's effects: on the cluster, and on the windows open on its own node. */
-static int apply(struct mapping *m, struct node *n, const struct spt_event *ev)
+/* The mapping's history after ev, from hist, with the cluster st the event leaves. */
+static int history_step(struct mapping *m, spt_val *evv, spt_val *const *st, spt_val **hist, struct check_error *err)
 {
-	spt_val *msg = NULL;
-	if (ev->msg && ev->msg->dir == SPT_MSG_SEND && !(msg = spt_value_clone(&m->trace, msg_value(&m->scratch, ev->msg, false))))
+	spt_val *args[3] = { evv, st_value(m, st), *hist }, *h;
+	if (!args[1])
 		return -ENOMEM;
-	if (ev->state && (!n->state || !spt_value_eq(n->state, ev->state)) &&
-	    !(n->state = spt_value_clone(&m->trace, ev->state)))
+	int rc = call(m, m->map_next, args, &h, err);
+	if (rc)
+		return rc;
+	if (!(*hist = spt_value_move(LIVE(m), h)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The event's effects: on the cluster, and on the window open on its own node. */
+static int apply(struct mapping *m, struct node *n, const struct spt_event *ev, spt_val *evv, struct check_error *err)
+{
+	struct spt_arena *a = LIVE(m);
+	spt_val *msg = NULL;
+	if (ev->msg && ev->msg->dir == SPT_MSG_SEND && !(msg = spt_value_move(a, msg_value(&m->scratch, ev->msg, false))))
+		return -ENOMEM;
+	if (ev->state && (!n->state || !spt_value_eq(n->state, ev->state)) && !(n->state = spt_value_move(a, ev->state)))
 		return -ENOMEM;
 	if (n->w.open) {
 		n->w.st[n - m->nodes] = n->state;
-		if (net_apply(m, &n->w.net, ev, msg))
+		if (net_apply(&n->w.net, ev, msg))
 			return -ENOMEM;
 	}
-	return net_apply(m, &m->net, ev, msg);
+	if (net_apply(&m->net, ev, msg))
+		return -ENOMEM;
+	if (!m->map_next)
+		return 0;
+	int rc;
+	if (n->w.open && (rc = history_step(m, evv, n->w.st, &n->w.hist, err)))
+		return rc;
+	spt_val **all = spt_arena_alloc(&m->scratch, (m->n_nodes + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_nodes; i++)
+		all[i] = m->nodes[i].state;
+	return history_step(m, evv, all, &m->hist, err);
 }
 
 int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void *arg, struct check_error *err)
@@ -392,7 +615,11 @@ int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void 
 	int rc, k;
 	uint64_t ord = 0;
 	while ((k = spt_reader_next(r, &ev)) == 1) {
+		/* Nothing outside the live arena holds a value of the last event any more. */
 		spt_arena_reset(&m->scratch);
+		memo_collect(&in->memo);
+		if ((rc = maybe_compact(m)))
+			goto out;
 		struct node *n = node_of(m, ev->node);
 		spt_val *evv = n ? event_value(&m->scratch, ev) : NULL, *a;
 		if (!evv) {
@@ -416,7 +643,7 @@ int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void 
 		}
 		if (m->on_branch && m->branch && (rc = report_branch(m, evv, err)))
 			goto out;
-		if ((rc = apply(m, n, ev)))
+		if ((rc = apply(m, n, ev, evv, err)))
 			goto out;
 		if (n->w.open) {
 			bool end = true;
@@ -444,6 +671,10 @@ int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void 
 	/* Windows still open at the end of the trace never ended: they are not steps we saw whole. */
 	rc = 0;
 out:
+	if (rc == -ENOMEM && !err->msg[0])
+		snprintf(err->msg, sizeof(err->msg), "out of memory reading event %llu of the trace (the mapping keeps %zu MB); "
+			 "a smaller trace or a machine with more memory may do", (unsigned long long)ord,
+			 (LIVE(m)->bytes + m->scratch.bytes) >> 20);
 	in->ev.arena = saved;
 	return rc;
 }

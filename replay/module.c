@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "parse.h"
+#include "resolve.h"
 
 /* Standard modules spectap implements natively, and those they extend. */
 static const struct {
@@ -16,6 +17,8 @@ static const struct {
 	{ "Naturals", NULL },	{ "Integers", "Naturals" }, { "Sequences", "Naturals" },
 	{ "FiniteSets", "Naturals" }, { "TLC", "Sequences" }, { "SequencesExt", "Sequences" },
 	{ "FiniteSetsExt", "FiniteSets" }, { "Functions", NULL }, { "Bags", NULL },
+	{ "BagsExt", "Bags" }, { "Folds", NULL }, { "TLCExt", "TLC" }, { "Json", NULL },
+	{ "IOUtils", NULL }, { "VectorClocks", "Naturals" }, { "Randomization", NULL },
 };
 
 struct interner {
@@ -35,6 +38,9 @@ struct spec {
 	TSParser *parser;
 	const char *alias;      /* EXTENDS alias reads alias_path (a mapping's "Spec") */
 	char *alias_path;
+	struct opdef **defs;    /* every definition (LET and LAMBDA ones too), by id (resolver) */
+	uint32_t n_defs, cap_defs;
+	void *resolved;         /* the resolver's own data (resolve.c) */
 };
 
 /* ---- interning ---- */
@@ -83,6 +89,35 @@ const char *spec_intern(struct spec *s, const char *name, size_t len)
 }
 
 struct spt_arena *spec_arena(struct spec *s) { return &s->arena; }
+
+struct module *const *spec_modules(struct spec *s, uint32_t *n)
+{
+	*n = s->n_mods;
+	return s->mods;
+}
+
+int spec_add_def(struct spec *s, struct opdef *d)
+{
+	if (s->n_defs == s->cap_defs) {
+		uint32_t cap = s->cap_defs ? s->cap_defs * 2 : 256;
+		struct opdef **n = realloc(s->defs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->defs = n;
+		s->cap_defs = cap;
+	}
+	d->id = s->n_defs;
+	s->defs[s->n_defs++] = d;
+	return 0;
+}
+
+struct opdef *const *spec_defs(struct spec *s, uint32_t *n)
+{
+	*n = s->n_defs;
+	return s->defs;
+}
+
+void **spec_resolver_data(struct spec *s) { return &s->resolved; }
 struct module *spec_root(struct spec *s) { return s->root; }
 
 const char *const *spec_variables(struct spec *s, uint32_t *n)
@@ -247,6 +282,22 @@ static char *read_file(const char *path, size_t *len)
 static struct module *load_module(struct spec *s, const char *name, const char *path, bool root_closure,
 				  int depth, struct spec_error *err);
 
+/* A standard module instantiated (INSTANCE Sequences, S == INSTANCE Naturals): a module with no
+ * definitions of its own whose native operators are visible. */
+static struct module *std_module(struct spec *s, const char *name)
+{
+	struct module *m = spt_arena_alloc(&s->arena, sizeof(*m));
+	if (!m)
+		return NULL;
+	memset(m, 0, sizeof(*m));
+	m->name = name;
+	m->path = name;
+	m->is_std = true;
+	if (add_std(s, m, name))
+		return NULL;
+	return m;
+}
+
 static int import_module(struct spec *s, struct module *into, struct module *from, struct spec_error *err,
 			 struct src_pos pos)
 {
@@ -283,7 +334,7 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 	const char *name = spec_intern(s, src + a, b - a);
 	char path[4096];
 	sibling(path, sizeof(path), m->path, name);
-	struct module *mod = load_module(s, name, path, false, depth + 1, err);
+	struct module *mod = is_std(name) ? std_module(s, name) : load_module(s, name, path, false, depth + 1, err);
 	if (!mod) {
 		if (err->pos.line == 0) {
 			/* The file could not be read: say where it is instantiated. */
@@ -447,6 +498,9 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 		struct instance *in = load_instance(s, pc, m, src, u, err, depth);
 		if (!in)
 			return -EINVAL;
+		for (uint32_t i = 0; i < in->mod->n_std; i++)
+			if (add_std(s, m, in->mod->std[i]))
+				return -ENOMEM;
 		/* An unnamed INSTANCE brings N's definitions in; they evaluate inside the instance. */
 		for (uint32_t i = 0; i < in->mod->n_defs; i++) {
 			struct opdef *d = in->mod->defs[i];
@@ -549,13 +603,45 @@ out:
 	return ret;
 }
 
+int spec_parse(const char *path, struct spec **out, struct spec_error *err)
+{
+	return spec_parse_aliased(path, NULL, NULL, out, err);
+}
+
+static int load_resolved(struct spec *s, int rc, struct spec **out, struct spec_error *err)
+{
+	if (rc)
+		return rc;
+	if ((rc = spec_resolve(s, NULL, err))) {
+		/* The position's file name lives in the spec's arena: keep a copy the caller can print. */
+		if (err->pos.file && err->pos.file != err->file) {
+			snprintf(err->file, sizeof(err->file), "%s", err->pos.file);
+			err->pos.file = err->file;
+		}
+		spec_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
 int spec_load(const char *path, struct spec **out, struct spec_error *err)
 {
-	return spec_load_aliased(path, NULL, NULL, out, err);
+	struct spec *s = NULL;
+	int rc = spec_parse(path, &s, err);
+	return load_resolved(s, rc, out, err);
 }
 
 int spec_load_aliased(const char *path, const char *alias, const char *alias_path, struct spec **out,
 		      struct spec_error *err)
+{
+	struct spec *s = NULL;
+	int rc = spec_parse_aliased(path, alias, alias_path, &s, err);
+	return load_resolved(s, rc, out, err);
+}
+
+int spec_parse_aliased(const char *path, const char *alias, const char *alias_path, struct spec **out,
+		       struct spec_error *err)
 {
 	memset(err, 0, sizeof(*err));
 	struct spec *s = calloc(1, sizeof(*s));
@@ -613,6 +699,7 @@ void spec_free(struct spec *s)
 		free(m->std);
 	}
 	free(s->mods);
+	free(s->defs);
 	free(s->vars);
 	free(s->consts);
 	free(s->const_arity);
@@ -624,7 +711,7 @@ void spec_free(struct spec *s)
 	free(s);
 }
 
-int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct ast **out,
+int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct ast **out, uint32_t *nslots,
 		    struct spec_error *err)
 {
 	/* Parse as the body of a definition inside a scratch module. */
@@ -654,7 +741,7 @@ int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct
 	}
 	struct parse_ctx pc = { &s->arena, s->root, &s->names };
 	*out = parse_expression(&pc, src, origin, ts_node_child_by_field_name(def, "definition", 10), err);
-	rc = *out ? 0 : -EINVAL;
+	rc = *out ? spec_resolve_expr(s, *out, NULL, 0, nslots, err) : -EINVAL;
 out:
 	if (rc && err->pos.line >= 2 && err->pos.file == origin) {
 		err->pos.line -= 1; /* positions relative to the expression's own text */

@@ -57,6 +57,7 @@ struct module {
 	const char **std;        /* standard modules visible (for builtins) */
 	uint32_t n_std;
 	struct instance *subst;  /* set when this module is an instance copy */
+	bool is_std;             /* a standard module instantiated: only native operators */
 };
 
 /* All modules of one spec, the names they intern and the memory they use. */
@@ -69,8 +70,13 @@ struct spec_error {
 	char file[1024];   /* pos.file points here after spec_load fails (the spec is freed) */
 };
 
-/* Parses path and every module it extends or instantiates. 0, or -EINVAL with err filled. */
+/* Parses path and every module it extends or instantiates, and resolves every name
+ * (resolve.h). 0, or -EINVAL with err filled. */
 int spec_load(const char *path, struct spec **out, struct spec_error *err);
+/* Parses only: spec_resolve comes next (after the cfg, which may override definitions). */
+int spec_parse(const char *path, struct spec **out, struct spec_error *err);
+int spec_parse_aliased(const char *path, const char *alias, const char *alias_path, struct spec **out,
+		       struct spec_error *err);
 /* The same, with EXTENDS alias reading the module in alias_path, whatever its name (mappings
  * EXTEND "Spec", the spec given on the command line). */
 int spec_load_aliased(const char *path, const char *alias, const char *alias_path, struct spec **out,
@@ -85,8 +91,15 @@ const char *spec_intern(struct spec *s, const char *name, size_t len);
 struct spt_arena *spec_arena(struct spec *s);
 
 struct symbol *module_lookup(struct module *m, const char *interned_name);
-/* Parses one expression in the context of the root module (for mappings and the command line). */
-int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct ast **out,
+/* Every loaded module (instance copies included), the root first. */
+struct module *const *spec_modules(struct spec *s, uint32_t *n);
+/* The resolver's registry of definitions: spec_add_def numbers d (d->id) and keeps it. */
+int spec_add_def(struct spec *s, struct opdef *d);
+struct opdef *const *spec_defs(struct spec *s, uint32_t *n);
+void **spec_resolver_data(struct spec *s);
+/* Parses and resolves one expression in the context of the root module (for tests and the
+ * command line); it is evaluated in a frame of *nslots cells (interp_frame_ctx). */
+int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct ast **out, uint32_t *nslots,
 		    struct spec_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <tree_sitter/api.h>
 
 #include "parse.h"
@@ -19,7 +20,24 @@ struct conv {
 	const char *file;
 	struct spec_error *err;
 	bool failed;
+	uintptr_t stack_top; /* the frame of the outermost expr(): deep nesting is an error */
 };
+
+/* How much C stack nested expressions may use: half the limit, at most 256 MiB. */
+static size_t stack_budget(void)
+{
+	static size_t budget;
+	if (!budget) {
+		struct rlimit rl;
+		size_t lim = (size_t)8 << 20;
+		if (getrlimit(RLIMIT_STACK, &rl) == 0)
+			lim = rl.rlim_cur == RLIM_INFINITY ? (size_t)256 << 20 : (size_t)rl.rlim_cur;
+		if (lim > ((size_t)256 << 20))
+			lim = (size_t)256 << 20;
+		budget = lim / 2;
+	}
+	return budget;
+}
 
 /* ---- errors ---- */
 
@@ -85,28 +103,36 @@ static struct ast *node(struct conv *c, TSNode n, enum ast_kind k, uint32_t narg
 
 static TSNode field(TSNode n, const char *name) { return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name)); }
 
-/* Named children, skipping comments and punctuation-like named nodes in skip (NULL-terminated). */
-static uint32_t kids(TSNode n, TSNode *out, uint32_t cap, const char *const *skip)
+static bool skipped(const char *t, const char *const *skip)
 {
-	uint32_t k = 0, total = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < total; i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		const char *t = type(ch);
-		if (!strcmp(t, "comment") || !strcmp(t, "block_comment"))
-			continue;
-		bool skipped = false;
-		for (const char *const *s = skip; s && *s && !skipped; s++)
-			skipped = !strcmp(t, *s);
-		if (skipped)
-			continue;
-		if (k < cap)
-			out[k] = ch;
-		k++;
-	}
-	return k;
+	if (!strcmp(t, "comment") || !strcmp(t, "block_comment"))
+		return true;
+	for (const char *const *s = skip; s && *s; s++)
+		if (!strcmp(t, *s))
+			return true;
+	return false;
 }
 
-#define MAX_KIDS 4096
+/* Named children, skipping comments and punctuation-like named nodes in skip (NULL-terminated),
+ * into an array of the parse arena: as many as there are (*out NULL only when out of memory). */
+static uint32_t kids(struct conv *c, TSNode n, TSNode **out, const char *const *skip)
+{
+	uint32_t k = 0, total = ts_node_named_child_count(n);
+	*out = spt_arena_alloc(c->pc->arena, (total ? total : 1) * sizeof(**out));
+	if (!*out) {
+		fail(c, n, "out of memory");
+		return 0;
+	}
+	/* A cursor walks the children in O(n) (ts_node_named_child(n, i) is O(i)). */
+	TSTreeCursor cur = ts_tree_cursor_new(n);
+	for (bool more = ts_tree_cursor_goto_first_child(&cur); more; more = ts_tree_cursor_goto_next_sibling(&cur)) {
+		TSNode ch = ts_tree_cursor_current_node(&cur);
+		if (ts_node_is_named(ch) && !skipped(type(ch), skip) && k < total)
+			(*out)[k++] = ch;
+	}
+	ts_tree_cursor_delete(&cur);
+	return k;
+}
 
 static struct ast *expr(struct conv *c, TSNode n);
 
@@ -144,61 +170,74 @@ static const char *op_name(TSNode sym)
 
 /* ---- bounds ---- */
 
-/* quantifier_bound: x, y \in S or <<x, y>> \in S. */
+static const char *const ANGLES[] = { "langle_bracket", "rangle_bracket", NULL };
+
+static bool names_of(struct conv *c, TSNode ids_node, struct bound *b)
+{
+	TSNode *ids;
+	uint32_t ni = kids(c, ids_node, &ids, ANGLES);
+	b->n_names = ni;
+	b->names = alloc(c, (ni ? ni : 1) * sizeof(*b->names));
+	b->slots = alloc(c, (ni ? ni : 1) * sizeof(*b->slots));
+	for (uint32_t i = 0; b->names && i < ni; i++)
+		b->names[i] = text(c, ids[i]);
+	return ids && b->names && b->slots;
+}
+
+/* quantifier_bound: x, y \in S or <<x, y>> \in S; an unbounded one (\E x : P) has no set. */
 static bool bound(struct conv *c, TSNode qb, struct bound *b)
 {
 	TSNode set = field(qb, "set");
-	if (ts_node_is_null(set)) {
-		fail(c, qb, "unbounded quantifier: only x \\in S bounds are supported");
+	TSNode *ch;
+	uint32_t total = kids(c, qb, &ch, NULL), nk = 0;
+	if (!ch)
 		return false;
-	}
-	TSNode ks[64];
-	uint32_t nk = 0, total = ts_node_named_child_count(qb);
-	for (uint32_t i = 0; i < total; i++) {
-		TSNode ch = ts_node_named_child(qb, i);
-		if ((is(ch, "identifier") || is(ch, "tuple_of_identifiers")) && nk < 64)
-			ks[nk++] = ch;
-	}
-	if (nk == 1 && is(ks[0], "tuple_of_identifiers")) {
-		TSNode ids[64];
-		uint32_t ni = kids(ks[0], ids, 64, (const char *const[]){ "langle_bracket", "rangle_bracket", NULL });
+	for (uint32_t i = 0; i < total; i++)
+		if ((is(ch[i], "identifier") || is(ch[i], "tuple_of_identifiers")) && !ts_node_eq(ch[i], set))
+			ch[nk++] = ch[i];
+	if (nk == 1 && is(ch[0], "tuple_of_identifiers")) {
 		b->tuple = true;
-		b->n_names = ni;
-		b->names = alloc(c, ni * sizeof(*b->names));
-		for (uint32_t i = 0; b->names && i < ni; i++)
-			b->names[i] = text(c, ids[i]);
+		if (!names_of(c, ch[0], b))
+			return false;
 	} else {
 		b->tuple = false;
 		b->n_names = nk;
-		b->names = alloc(c, nk * sizeof(*b->names));
-		for (uint32_t i = 0; b->names && i < nk; i++) {
-			if (!is(ks[i], "identifier")) {
-				fail(c, ks[i], "a tuple of identifiers must be the only one in its bound");
+		b->names = alloc(c, (nk ? nk : 1) * sizeof(*b->names));
+		b->slots = alloc(c, (nk ? nk : 1) * sizeof(*b->slots));
+		if (!b->names || !b->slots)
+			return false;
+		for (uint32_t i = 0; i < nk; i++) {
+			if (!is(ch[i], "identifier")) {
+				fail(c, ch[i], "a tuple of identifiers must be the only one in its bound");
 				return false;
 			}
-			b->names[i] = text(c, ks[i]);
+			b->names[i] = text(c, ch[i]);
 		}
 	}
+	if (ts_node_is_null(set)) {
+		b->set = NULL;
+		return true;
+	}
 	b->set = expr(c, set);
-	return b->names && b->set;
+	return b->set != NULL;
 }
 
-/* Every quantifier_bound child (or "bound"/"generator" field) of n into a->bounds. */
-static bool bounds(struct conv *c, TSNode n, struct ast *a)
+/* Every quantifier_bound child of n into a->bounds. */
+static bool bounds(struct conv *c, TSNode n, struct ast *a, const char *bound_type)
 {
-	TSNode qs[64];
-	uint32_t k = 0, total = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < total; i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		if (is(ch, "quantifier_bound") && k < 64)
-			qs[k++] = ch;
-	}
+	TSNode *ch;
+	uint32_t total = kids(c, n, &ch, NULL), k = 0;
+	if (!ch)
+		return false;
+	for (uint32_t i = 0; i < total; i++)
+		if (is(ch[i], bound_type))
+			ch[k++] = ch[i];
 	a->n_bounds = k;
 	a->bounds = alloc(c, (k ? k : 1) * sizeof(*a->bounds));
 	if (!a->bounds)
 		return false;
 	for (uint32_t i = 0; i < k; i++)
-		if (!bound(c, qs[i], &a->bounds[i]))
+		if (!bound(c, ch[i], &a->bounds[i]))
 			return false;
 	return true;
 }
@@ -207,36 +246,27 @@ static bool bounds(struct conv *c, TSNode n, struct ast *a)
 
 static struct ast *list(struct conv *c, TSNode n, enum ast_kind k, const char *const *skip)
 {
-	TSNode *ks = malloc(MAX_KIDS * sizeof(*ks));
-	if (!ks)
-		return NULL;
-	uint32_t nk = kids(n, ks, MAX_KIDS, skip);
-	struct ast *a = NULL;
-	if (nk > MAX_KIDS) {
-		fail(c, n, "more than %d operands", MAX_KIDS);
-		goto out;
-	}
-	if (!(a = node(c, n, k, nk)))
-		goto out;
-	for (uint32_t i = 0; i < nk; i++)
-		if (!(a->a[i] = expr(c, ks[i]))) {
-			a = NULL;
-			goto out;
-		}
-out:
-	free(ks);
+	TSNode *ks;
+	uint32_t nk = kids(c, n, &ks, skip);
+	struct ast *a = ks ? node(c, n, k, nk) : NULL;
+	for (uint32_t i = 0; a && i < nk; i++)
+		if (!(a->a[i] = expr(c, ks[i])))
+			return NULL;
 	return a;
 }
 
-/* The expression inside a conj_item / disj_item / case arm, skipping its bullet. */
+/* The expression inside a conj_item / disj_item, skipping its bullet. */
 static struct ast *junction(struct conv *c, TSNode n, enum ast_kind k)
 {
-	TSNode items[MAX_KIDS];
-	uint32_t ni = kids(n, items, MAX_KIDS, NULL);
-	struct ast *a = node(c, n, k, ni);
+	TSNode *items;
+	uint32_t ni = kids(c, n, &items, NULL);
+	struct ast *a = items ? node(c, n, k, ni) : NULL;
+	static const char *const bullets[] = { "bullet_conj", "bullet_disj", NULL };
 	for (uint32_t i = 0; a && i < ni; i++) {
-		TSNode e[2];
-		uint32_t ne = kids(items[i], e, 2, (const char *const[]){ "bullet_conj", "bullet_disj", NULL });
+		TSNode *e;
+		uint32_t ne = kids(c, items[i], &e, bullets);
+		if (!e)
+			return NULL;
 		if (ne != 1)
 			return fail(c, items[i], "malformed junction item");
 		if (!(a->a[i] = expr(c, e[0])))
@@ -287,18 +317,19 @@ static struct ast *infix(struct conv *c, TSNode n)
 	}
 	if (!strcmp(op, "\\X")) {
 		/* A \X B \X C is a set of triples: flatten unparenthesized chains. */
-		TSNode parts[64];
-		uint32_t np = 0;
+		uint32_t np = 1;
+		for (TSNode cur = n; is(cur, "bound_infix_op") && is(field(cur, "symbol"), "times"); cur = field(cur, "lhs"))
+			np++;
+		TSNode *parts = alloc(c, np * sizeof(*parts));
+		if (!parts)
+			return NULL;
 		TSNode cur = n;
-		while (is(cur, "bound_infix_op") && is(field(cur, "symbol"), "times") && np < 63) {
-			parts[np++] = field(cur, "rhs");
+		for (uint32_t i = np - 1; i > 0; i--) {
+			parts[i] = field(cur, "rhs");
 			cur = field(cur, "lhs");
 		}
-		parts[np++] = cur;
-		TSNode ordered[64];
-		for (uint32_t i = 0; i < np; i++)
-			ordered[i] = parts[np - 1 - i];
-		return name_app(c, n, parse_intern(c->pc, "\\X", 2), ordered, np);
+		parts[0] = cur;
+		return name_app(c, n, parse_intern(c->pc, "\\X", 2), parts, np);
 	}
 	TSNode args[2] = { lhs, rhs };
 	return name_app(c, n, parse_intern(c->pc, op, strlen(op)), args, 2);
@@ -350,7 +381,7 @@ static struct ast *string(struct conv *c, TSNode n)
 	uint32_t s = ts_node_start_byte(n) + 1, e = ts_node_end_byte(n) - 1;
 	char *buf = malloc(e - s + 1);
 	if (!buf)
-		return NULL;
+		return fail(c, n, "out of memory");
 	size_t k = 0;
 	for (uint32_t i = s; i < e; i++) {
 		char ch = c->src[i];
@@ -367,15 +398,42 @@ static struct ast *string(struct conv *c, TSNode n)
 	return a;
 }
 
+static bool except_step(struct conv *c, TSNode stn, struct except_step *st)
+{
+	TSNode *ks;
+	uint32_t nk = kids(c, stn, &ks, NULL);
+	if (!ks)
+		return false;
+	if (is(stn, "except_update_record_field")) {
+		if (nk != 1) {
+			fail(c, stn, "malformed EXCEPT field");
+			return false;
+		}
+		st->field = true;
+		st->name = text(c, ks[0]);
+		return true;
+	}
+	if (!is(stn, "except_update_fn_appl")) {
+		fail(c, stn, "unsupported EXCEPT path step %s", type(stn));
+		return false;
+	}
+	st->n_args = nk;
+	st->args = alloc(c, (nk ? nk : 1) * sizeof(*st->args));
+	for (uint32_t k = 0; st->args && k < nk; k++)
+		if (!(st->args[k] = expr(c, ks[k])))
+			return false;
+	return st->args != NULL;
+}
+
 static struct ast *except(struct conv *c, TSNode n)
 {
-	TSNode upd[MAX_KIDS];
-	uint32_t nu = 0, total = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < total; i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		if (is(ch, "except_update") && nu < MAX_KIDS)
-			upd[nu++] = ch;
-	}
+	TSNode *upd;
+	uint32_t total = kids(c, n, &upd, NULL), nu = 0;
+	if (!upd)
+		return NULL;
+	for (uint32_t i = 0; i < total; i++)
+		if (is(upd[i], "except_update"))
+			upd[nu++] = upd[i];
 	struct ast *a = node(c, n, A_EXCEPT, 1);
 	if (!a || !(a->a[0] = expr(c, field(n, "expr_to_update"))))
 		return NULL;
@@ -385,41 +443,23 @@ static struct ast *except(struct conv *c, TSNode n)
 		return NULL;
 	for (uint32_t i = 0; i < nu; i++) {
 		/* The update_specifier field also names the '!' token: take the named node. */
-		TSNode spec = { 0 };
-		for (uint32_t j = 0; j < ts_node_named_child_count(upd[i]); j++)
-			if (is(ts_node_named_child(upd[i], j), "except_update_specifier"))
-				spec = ts_node_named_child(upd[i], j);
+		TSNode *uk, spec = { 0 };
+		uint32_t nuk = kids(c, upd[i], &uk, NULL);
+		for (uint32_t j = 0; uk && j < nuk; j++)
+			if (is(uk[j], "except_update_specifier"))
+				spec = uk[j];
 		if (ts_node_is_null(spec))
 			return fail(c, upd[i], "malformed EXCEPT update");
-		TSNode steps[64];
-		uint32_t ns = kids(spec, steps, 64, NULL);
+		TSNode *steps;
+		uint32_t ns = kids(c, spec, &steps, NULL);
 		struct except_upd *u = &a->excepts[i];
 		u->n_steps = ns;
 		u->steps = alloc(c, (ns ? ns : 1) * sizeof(*u->steps));
-		if (!u->steps)
+		if (!steps || !u->steps)
 			return NULL;
-		for (uint32_t j = 0; j < ns; j++) {
-			struct except_step *st = &u->steps[j];
-			if (is(steps[j], "except_update_record_field")) {
-				TSNode id[1];
-				if (kids(steps[j], id, 1, NULL) != 1)
-					return fail(c, steps[j], "malformed EXCEPT field");
-				st->field = true;
-				st->name = text(c, id[0]);
-			} else if (is(steps[j], "except_update_fn_appl")) {
-				TSNode args[64];
-				uint32_t na = kids(steps[j], args, 64, NULL);
-				st->n_args = na;
-				st->args = alloc(c, (na ? na : 1) * sizeof(*st->args));
-				for (uint32_t k = 0; st->args && k < na; k++)
-					if (!(st->args[k] = expr(c, args[k])))
-						return NULL;
-				if (!st->args)
-					return NULL;
-			} else {
-				return fail(c, steps[j], "unsupported EXCEPT path step %s", type(steps[j]));
-			}
-		}
+		for (uint32_t j = 0; j < ns; j++)
+			if (!except_step(c, steps[j], &u->steps[j]))
+				return NULL;
 		if (!(u->value = expr(c, field(upd[i], "new_val"))))
 			return NULL;
 	}
@@ -428,8 +468,10 @@ static struct ast *except(struct conv *c, TSNode n)
 
 static struct ast *record(struct conv *c, TSNode n, enum ast_kind k)
 {
-	TSNode ks[MAX_KIDS];
-	uint32_t nk = kids(n, ks, MAX_KIDS, (const char *const[]){ "all_map_to", NULL });
+	TSNode *ks;
+	uint32_t nk = kids(c, n, &ks, (const char *const[]){ "all_map_to", NULL });
+	if (!ks)
+		return NULL;
 	if (nk % 2)
 		return fail(c, n, "malformed record");
 	struct ast *a = node(c, n, k, nk / 2);
@@ -445,76 +487,97 @@ static struct ast *record(struct conv *c, TSNode n, enum ast_kind k)
 
 static struct ast *let_in(struct conv *c, TSNode n)
 {
-	TSNode defs[256];
-	uint32_t nd = 0, total = ts_node_named_child_count(n);
+	TSNode *ch;
+	uint32_t total = kids(c, n, &ch, NULL), nd = 0;
+	if (!ch)
+		return NULL;
 	TSNode body = field(n, "expression");
-	for (uint32_t i = 0; i < total; i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		if ((is(ch, "operator_definition") || is(ch, "function_definition") ||
-		     is(ch, "recursive_declaration") || is(ch, "module_definition")) && nd < 256)
-			defs[nd++] = ch;
-	}
+	for (uint32_t i = 0; i < total; i++)
+		if (is(ch[i], "operator_definition") || is(ch[i], "function_definition") || is(ch[i], "module_definition"))
+			ch[nd++] = ch[i];
 	struct ast *a = node(c, n, A_LET, 1);
-	if (!a || !(a->defs = alloc(c, (nd + 1) * sizeof(*a->defs))))
+	if (!a || !(a->defs = alloc(c, (nd + 1) * sizeof(*a->defs))) || !(a->def_slots = alloc(c, (nd + 1) * sizeof(*a->def_slots))))
 		return NULL;
 	for (uint32_t i = 0; i < nd; i++) {
-		if (is(defs[i], "recursive_declaration"))
-			continue; /* LET definitions may refer to themselves anyway */
-		if (is(defs[i], "module_definition"))
-			return fail(c, defs[i], "INSTANCE inside LET is not supported");
-		struct opdef *d = parse_definition(c->pc, c->src, c->file, defs[i], c->err);
+		if (is(ch[i], "module_definition"))
+			return fail(c, ch[i], "INSTANCE inside LET is not supported");
+		/* RECURSIVE declarations are not needed: LET definitions may refer to themselves. */
+		struct opdef *d = parse_definition(c->pc, c->src, c->file, ch[i], c->err);
 		if (!d) {
 			c->failed = true;
 			return NULL;
 		}
+		d->nested = true;
 		a->defs[a->n_defs++] = d;
 	}
 	return (a->a[0] = expr(c, body)) ? a : NULL;
 }
 
-static struct ast *quant(struct conv *c, TSNode n)
+static struct ast *quant(struct conv *c, TSNode n, bool bounded)
 {
 	TSNode q = field(n, "quantifier");
 	struct ast *a = node(c, n, is(q, "exists") ? A_EXISTS : A_FORALL, 1);
-	if (!a || !bounds(c, n, a))
+	if (!a)
 		return NULL;
+	if (bounded) {
+		if (!bounds(c, n, a, "quantifier_bound"))
+			return NULL;
+	} else {
+		/* \E x, y : P: one unbounded bound of its names (an error if evaluated). */
+		TSNode *ch;
+		uint32_t total = kids(c, n, &ch, NULL), k = 0;
+		TSNode e = field(n, "expression");
+		if (!ch)
+			return NULL;
+		for (uint32_t i = 0; i < total; i++)
+			if (is(ch[i], "identifier") && !ts_node_eq(ch[i], e))
+				ch[k++] = ch[i];
+		a->n_bounds = 1;
+		if (!(a->bounds = alloc(c, sizeof(*a->bounds))))
+			return NULL;
+		struct bound *b = &a->bounds[0];
+		b->n_names = k;
+		b->names = alloc(c, (k ? k : 1) * sizeof(*b->names));
+		b->slots = alloc(c, (k ? k : 1) * sizeof(*b->slots));
+		if (!b->names || !b->slots)
+			return NULL;
+		for (uint32_t i = 0; i < k; i++)
+			b->names[i] = text(c, ch[i]);
+	}
 	return (a->a[0] = expr(c, field(n, "expression"))) ? a : NULL;
 }
 
 static struct ast *choose(struct conv *c, TSNode n)
 {
 	TSNode set = field(n, "set"), intro = field(n, "intro");
-	if (ts_node_is_null(set))
-		return fail(c, n, "unbounded CHOOSE is not supported (write CHOOSE x \\in S : P)");
 	struct ast *a = node(c, n, A_CHOOSE, 1);
 	if (!a || !(a->bounds = alloc(c, sizeof(*a->bounds))))
 		return NULL;
 	a->n_bounds = 1;
 	struct bound *b = &a->bounds[0];
 	if (is(intro, "tuple_of_identifiers")) {
-		TSNode ids[64];
-		uint32_t ni = kids(intro, ids, 64, (const char *const[]){ "langle_bracket", "rangle_bracket", NULL });
 		b->tuple = true;
-		b->n_names = ni;
-		if (!(b->names = alloc(c, ni * sizeof(*b->names))))
+		if (!names_of(c, intro, b))
 			return NULL;
-		for (uint32_t i = 0; i < ni; i++)
-			b->names[i] = text(c, ids[i]);
 	} else {
 		b->n_names = 1;
-		if (!(b->names = alloc(c, sizeof(*b->names))))
+		if (!(b->names = alloc(c, sizeof(*b->names))) || !(b->slots = alloc(c, sizeof(*b->slots))))
 			return NULL;
 		b->names[0] = text(c, intro);
 	}
-	if (!(b->set = expr(c, set)))
+	/* CHOOSE x : P (no set) is accepted: an error only if evaluated (a cfg may override the
+	 * definition it is in, as TLC users do for "none" values). */
+	if (!ts_node_is_null(set) && !(b->set = expr(c, set)))
 		return NULL;
 	return (a->a[0] = expr(c, field(n, "expression"))) ? a : NULL;
 }
 
 static struct ast *case_expr(struct conv *c, TSNode n)
 {
-	TSNode arms[MAX_KIDS];
-	uint32_t na = kids(n, arms, MAX_KIDS, (const char *const[]){ "case_box", NULL });
+	TSNode *arms;
+	uint32_t na = kids(c, n, &arms, (const char *const[]){ "case_box", NULL });
+	if (!arms)
+		return NULL;
 	bool other = na && is(arms[na - 1], "other_arm");
 	uint32_t nops = (na - other) * 2 + other;
 	struct ast *a = node(c, n, A_CASE, nops);
@@ -522,8 +585,10 @@ static struct ast *case_expr(struct conv *c, TSNode n)
 		return NULL;
 	a->has_other = other;
 	for (uint32_t i = 0; i < na; i++) {
-		TSNode e[2];
-		uint32_t ne = kids(arms[i], e, 2, (const char *const[]){ "case_arrow", NULL });
+		TSNode *e;
+		uint32_t ne = kids(c, arms[i], &e, (const char *const[]){ "case_arrow", NULL });
+		if (!e)
+			return NULL;
 		if (is(arms[i], "other_arm")) {
 			if (ne != 1 || !(a->a[nops - 1] = expr(c, e[0])))
 				return c->failed ? NULL : fail(c, arms[i], "malformed OTHER arm");
@@ -538,59 +603,86 @@ static struct ast *case_expr(struct conv *c, TSNode n)
 static struct ast *bound_op(struct conv *c, TSNode n)
 {
 	TSNode name = field(n, "name");
-	TSNode args[MAX_KIDS];
-	uint32_t na = 0, total = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < total; i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		if (!ts_node_eq(ch, name) && !is(ch, "comment") && !is(ch, "block_comment") && na < MAX_KIDS)
-			args[na++] = ch;
-	}
+	TSNode *args;
+	uint32_t total = kids(c, n, &args, NULL), na = 0;
+	if (!args)
+		return NULL;
+	for (uint32_t i = 0; i < total; i++)
+		if (!ts_node_eq(args[i], name))
+			args[na++] = args[i];
 	return name_app(c, n, text(c, name), args, na);
 }
 
 static struct ast *lambda(struct conv *c, TSNode n)
 {
-	TSNode ks[64];
-	uint32_t nk = kids(n, ks, 64, NULL);
+	TSNode *ks;
+	uint32_t nk = kids(c, n, &ks, NULL);
+	if (!ks)
+		return NULL;
 	if (nk < 2)
 		return fail(c, n, "malformed LAMBDA");
-	struct ast *a = node(c, n, A_LAMBDA, 1);
-	if (!a || !(a->params = alloc(c, nk * sizeof(*a->params))))
+	struct ast *a = node(c, n, A_LAMBDA, 0);
+	struct opdef *d = alloc(c, sizeof(*d));
+	if (!a || !d || !(d->params = alloc(c, nk * sizeof(*d->params))) ||
+	    !(d->param_arity = alloc(c, nk * sizeof(*d->param_arity))))
 		return NULL;
-	a->n_params = nk - 1;
+	d->name = parse_intern(c->pc, "LAMBDA", 6);
+	d->pos = a->pos;
+	d->module = c->pc->module;
+	d->nested = true;
+	d->n_params = nk - 1;
 	for (uint32_t i = 0; i + 1 < nk; i++)
-		a->params[i] = text(c, ks[i]);
-	return (a->a[0] = expr(c, ks[nk - 1])) ? a : NULL;
+		d->params[i] = text(c, ks[i]);
+	a->lambda = d;
+	return (d->body = expr(c, ks[nk - 1])) ? a : NULL;
 }
 
 static struct ast *prefixed(struct conv *c, TSNode n)
 {
 	/* Inst!Op(args): the instance name, then the operator applied in it. */
 	TSNode pre = field(n, "prefix"), op = field(n, "op");
-	TSNode comps[8];
-	uint32_t nc = kids(pre, comps, 8, NULL);
+	TSNode *comps, *id;
+	uint32_t nc = kids(c, pre, &comps, NULL);
+	if (!comps)
+		return NULL;
 	if (nc != 1 || !is(comps[0], "subexpr_component"))
 		return fail(c, n, "only Instance!Operator references are supported");
-	TSNode id[1];
-	if (kids(comps[0], id, 1, NULL) != 1 || !is(id[0], "identifier_ref"))
-		return fail(c, n, "only Instance!Operator references are supported");
+	if (kids(c, comps[0], &id, NULL) != 1 || !is(id[0], "identifier_ref"))
+		return c->failed ? NULL : fail(c, n, "only Instance!Operator references are supported");
 	struct ast *inner = is(op, "bound_op") ? bound_op(c, op) : is(op, "identifier_ref") ? name_app(c, op, text(c, op), NULL, 0) : fail(c, op, "unsupported reference after !");
 	if (!inner)
 		return NULL;
 	/* Encoded as the name "Inst!Op". */
 	const char *iname = text(c, id[0]);
-	char buf[512];
-	snprintf(buf, sizeof(buf), "%s!%s", iname, inner->name);
+	size_t len = strlen(iname) + strlen(inner->name) + 2;
+	char *buf = malloc(len);
+	if (!buf)
+		return fail(c, n, "out of memory");
+	snprintf(buf, len, "%s!%s", iname, inner->name);
 	inner->name = parse_intern(c->pc, buf, strlen(buf));
+	free(buf);
 	return inner;
 }
 
+static struct ast *expr_node(struct conv *c, TSNode n);
+
 static struct ast *expr(struct conv *c, TSNode n)
 {
-	if (c->failed)
+	if (c->failed || ts_node_is_null(n))
 		return NULL;
-	if (ts_node_is_null(n))
-		return NULL;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (!c->stack_top)
+		c->stack_top = here;
+	if (c->stack_top > here && c->stack_top - here > stack_budget())
+		return fail(c, n, "the expression is nested too deeply to read (more than the stack allows)");
+	struct ast *a = expr_node(c, n);
+	if (c->stack_top == here)
+		c->stack_top = 0;
+	return a;
+}
+
+static struct ast *expr_node(struct conv *c, TSNode n)
+{
 	const char *t = type(n);
 	if (ts_node_is_missing(n) || !strcmp(t, "ERROR"))
 		return fail(c, n, "syntax error");
@@ -618,8 +710,9 @@ static struct ast *expr(struct conv *c, TSNode n)
 		if (!strcmp(t, sets[i].node))
 			return name_app(c, n, parse_intern(c->pc, sets[i].name, strlen(sets[i].name)), NULL, 0);
 	if (!strcmp(t, "parentheses")) {
-		TSNode e[1];
-		return kids(n, e, 1, NULL) == 1 ? expr(c, e[0]) : fail(c, n, "malformed parentheses");
+		TSNode *e;
+		uint32_t ne = kids(c, n, &e, NULL);
+		return !e ? NULL : ne == 1 ? expr(c, e[0]) : fail(c, n, "malformed parentheses");
 	}
 	if (!strcmp(t, "bound_infix_op"))
 		return infix(c, n);
@@ -652,16 +745,16 @@ static struct ast *expr(struct conv *c, TSNode n)
 	if (!strcmp(t, "choose"))
 		return choose(c, n);
 	if (!strcmp(t, "bounded_quantification"))
-		return quant(c, n);
+		return quant(c, n, true);
 	if (!strcmp(t, "unbounded_quantification"))
-		return fail(c, n, "unbounded quantifiers are not supported (write \\E x \\in S : P)");
+		return quant(c, n, false);
 	if (!strcmp(t, "finite_set_literal"))
 		return list(c, n, A_SET, NULL);
 	if (!strcmp(t, "tuple_literal"))
-		return list(c, n, A_TUPLE, (const char *const[]){ "langle_bracket", "rangle_bracket", NULL });
+		return list(c, n, A_TUPLE, ANGLES);
 	if (!strcmp(t, "set_filter")) {
 		struct ast *a = node(c, n, A_FILTER, 1);
-		if (!a || !bounds(c, n, a))
+		if (!a || !bounds(c, n, a, "quantifier_bound"))
 			return NULL;
 		if (a->n_bounds != 1)
 			return fail(c, n, "a set filter has one bound");
@@ -669,16 +762,18 @@ static struct ast *expr(struct conv *c, TSNode n)
 	}
 	if (!strcmp(t, "set_map")) {
 		struct ast *a = node(c, n, A_MAP, 1);
-		if (!a || !bounds(c, n, a))
+		if (!a || !bounds(c, n, a, "quantifier_bound"))
 			return NULL;
 		return (a->a[0] = expr(c, field(n, "map"))) ? a : NULL;
 	}
 	if (!strcmp(t, "function_literal")) {
 		struct ast *a = node(c, n, A_FUNC, 1);
-		if (!a || !bounds(c, n, a))
+		if (!a || !bounds(c, n, a, "quantifier_bound"))
 			return NULL;
-		TSNode ks[64];
-		uint32_t nk = kids(n, ks, 64, (const char *const[]){ "quantifier_bound", "all_map_to", NULL });
+		TSNode *ks;
+		uint32_t nk = kids(c, n, &ks, (const char *const[]){ "quantifier_bound", "all_map_to", NULL });
+		if (!ks)
+			return NULL;
 		return nk == 1 && (a->a[0] = expr(c, ks[0])) ? a : c->failed ? NULL : fail(c, n, "malformed function");
 	}
 	if (!strcmp(t, "set_of_functions"))
@@ -688,8 +783,11 @@ static struct ast *expr(struct conv *c, TSNode n)
 	if (!strcmp(t, "set_of_records"))
 		return record(c, n, A_RECSET);
 	if (!strcmp(t, "record_value")) {
-		TSNode ks[2];
-		if (kids(n, ks, 2, NULL) != 2)
+		TSNode *ks;
+		uint32_t nk = kids(c, n, &ks, NULL);
+		if (!ks)
+			return NULL;
+		if (nk != 2)
 			return fail(c, n, "malformed record field access");
 		struct ast *a = node(c, n, A_FIELD, 1);
 		if (!a || !(a->fields = alloc(c, sizeof(*a->fields))))
@@ -729,7 +827,7 @@ static struct ast *expr(struct conv *c, TSNode n)
 struct opdef *parse_definition(struct parse_ctx *pc, const char *src, const char *file, TSNode n,
 			       struct spec_error *err)
 {
-	struct conv cv = { pc, src, file, err, false }, *c = &cv;
+	struct conv cv = { pc, src, file, err, false, 0 }, *c = &cv;
 	struct opdef *d = alloc(c, sizeof(*d));
 	if (!d)
 		return NULL;
@@ -738,30 +836,35 @@ struct opdef *parse_definition(struct parse_ctx *pc, const char *src, const char
 	TSNode name = field(n, "name");
 	if (!ts_node_is_null(name) && !is(name, "identifier")) {
 		/* Infix operator definitions (a ++ b == ...) are named by their symbol. */
-		TSNode sym[1];
-		const char *op = kids(name, sym, 1, NULL) == 1 ? op_name(sym[0]) : NULL;
+		TSNode *sym;
+		uint32_t ns = kids(c, name, &sym, NULL);
+		const char *op = sym && ns == 1 ? op_name(sym[0]) : NULL;
 		if (!op)
-			return fail(c, name, "this operator symbol cannot be defined here");
+			return c->failed ? NULL : fail(c, name, "this operator symbol cannot be defined here");
 		d->name = parse_intern(pc, op, strlen(op));
 	} else if (!ts_node_is_null(name)) {
 		d->name = text(c, name);
 	} else {
 		return fail(c, n, "definition without a name");
 	}
-	TSNode ps[64];
-	uint32_t np = 0, total = ts_node_named_child_count(n);
+	TSNode *ps;
+	uint32_t total = kids(c, n, &ps, NULL), np = 0;
+	if (!ps)
+		return NULL;
 	TSNode def = field(n, "definition");
 	for (uint32_t i = 0; i < total; i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		if (ts_node_eq(ch, name) || ts_node_eq(ch, def))
+		if (ts_node_eq(ps[i], name) || ts_node_eq(ps[i], def))
 			continue;
-		if ((is(ch, "identifier") || is(ch, "operator_declaration")) && np < 64)
-			ps[np++] = ch;
+		if (is(ps[i], "identifier") || is(ps[i], "operator_declaration"))
+			ps[np++] = ps[i];
 	}
 	if (is(n, "function_definition")) {
 		struct ast tmp = { 0 };
-		if (!bounds(c, n, &tmp))
+		if (!bounds(c, n, &tmp, "quantifier_bound"))
 			return NULL;
+		for (uint32_t i = 0; i < tmp.n_bounds; i++)
+			if (!tmp.bounds[i].set)
+				return fail(c, n, "a function definition's bounds need sets (f[x \\in S] == ...)");
 		d->fbounds = tmp.bounds;
 		d->n_fbounds = tmp.n_bounds;
 		np = 0;
@@ -773,10 +876,12 @@ struct opdef *parse_definition(struct parse_ctx *pc, const char *src, const char
 		return NULL;
 	for (uint32_t i = 0; i < np; i++) {
 		if (is(ps[i], "operator_declaration")) {
-			TSNode pn = field(ps[i], "name");
-			TSNode holes[64];
+			TSNode pn = field(ps[i], "name"), *holes;
 			d->params[i] = text(c, pn);
-			d->param_arity[i] = kids(ps[i], holes, 64, NULL) - 1;
+			uint32_t nh = kids(c, ps[i], &holes, NULL);
+			if (!holes)
+				return NULL;
+			d->param_arity[i] = nh - 1;
 		} else {
 			d->params[i] = text(c, ps[i]);
 		}
@@ -789,7 +894,7 @@ struct opdef *parse_definition(struct parse_ctx *pc, const char *src, const char
 struct ast *parse_expression(struct parse_ctx *pc, const char *src, const char *file, TSNode n,
 			     struct spec_error *err)
 {
-	struct conv cv = { pc, src, file, err, false };
+	struct conv cv = { pc, src, file, err, false, 0 };
 	struct ast *a = expr(&cv, n);
 	if (!a && !cv.failed)
 		fail(&cv, n, "out of memory");
@@ -837,7 +942,7 @@ int parse_syntax_error(const char *src, const char *file, TSNode root, struct sp
 		return 0;
 	if (!ts_node_is_missing(bad))
 		bad = narrow_error(bad);
-	struct conv cv = { NULL, src, file, err, false };
+	struct conv cv = { NULL, src, file, err, false, 0 };
 	if (ts_node_is_missing(bad))
 		fail(&cv, bad, "syntax error: missing %s", ts_node_type(bad));
 	else

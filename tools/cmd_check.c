@@ -382,6 +382,8 @@ static int check_trace(struct cli *c, const char *map, const char *spec, const c
 		return rc;
 	}
 	struct mapped m = { c, mapping_checker(mp), NULL, 0, max_failures, 0 };
+	if (checker_warnings(m.ck))
+		cli_warn(c, "%s", checker_warnings(m.ck));
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = mapping_run(mp, r, check_mapped_window, &m, &err);
@@ -451,6 +453,8 @@ int cmd_check(int argc, char **argv)
 	struct check_error err;
 	if (map ? checker_new_mapped(map, spec, cfg, &ck, &err) : checker_new(spec, cfg, &ck, &err))
 		return cli_fail(&c, "%s", err.msg);
+	if (checker_warnings(ck))
+		cli_warn(&c, "%s", checker_warnings(ck));
 	uint32_t params;
 	int rc;
 	if (checker_action(ck, action, &params, &err)) {

@@ -10,6 +10,15 @@ struct spt_arena {
 	char *cur, *end;                /* free space left in the block being filled */
 	struct spt_arena_block *head;   /* block being filled */
 	struct spt_arena_block *spare;  /* blocks kept by reset for reuse */
+	size_t bytes;                   /* bytes in the blocks in use (head's chain) */
+	unsigned char tag;              /* copied into the values built here (spt_value.gen) */
+};
+
+/* A position to come back to: everything allocated after it is given back at once. */
+struct spt_arena_mark {
+	struct spt_arena_block *head;
+	char *cur, *end;
+	size_t bytes;
 };
 
 void spt_arena_init(struct spt_arena *a);
@@ -29,6 +38,14 @@ static inline void *spt_arena_alloc(struct spt_arena *a, size_t size)
 	}
 	return spt_arena_alloc_slow(a, size);
 }
+static inline struct spt_arena_mark spt_arena_mark(const struct spt_arena *a)
+{
+	return (struct spt_arena_mark){ a->head, a->cur, a->end, a->bytes };
+}
+/* Forgets what was allocated since m (the blocks are kept for reuse). */
+void spt_arena_rewind(struct spt_arena *a, struct spt_arena_mark m);
+/* Frees spare blocks beyond keep bytes (after a large window, say). */
+void spt_arena_trim(struct spt_arena *a, size_t keep);
 void *spt_arena_memdup(struct spt_arena *a, const void *p, size_t size);
 /* Copies len bytes and appends a NUL. */
 char *spt_arena_strndup(struct spt_arena *a, const char *s, size_t len);

@@ -39,8 +39,10 @@ enum spt_hint {
 struct spt_value {
 	uint8_t kind;
 	uint8_t hint;
+	uint8_t gen;   /* the tag of the arena it was built in (SPT_GEN_STATIC: never freed) */
 	uint32_t n;    /* string bytes, set/sequence elements, or function pairs */
-	uint64_t hash; /* computed at construction */
+	uint64_t hash; /* computed at construction; composites sum one term per element, so that
+			* replacing, adding or removing one element updates it in O(1) */
 	union {
 		bool b;
 		int64_t i;
@@ -57,6 +59,9 @@ struct spt_value {
 };
 
 typedef const struct spt_value spt_val;
+
+/* The gen of values that live for the whole process (small integers, booleans). */
+#define SPT_GEN_STATIC 255
 
 /* Constructors return NULL when out of memory (and, for functions, on duplicate keys). */
 spt_val *spt_bool(struct spt_arena *a, bool b);
@@ -92,6 +97,25 @@ spt_val *spt_empty_fun(struct spt_arena *a, enum spt_kind how);
 
 /* Deep copy into another arena. */
 spt_val *spt_value_clone(struct spt_arena *a, spt_val *v);
+/* Copy into a: parts already in a (gen == a->tag, a nonzero tag) or static are shared, not
+ * copied. */
+spt_val *spt_value_move(struct spt_arena *a, spt_val *v);
+/* The same, and parts in arenas tagged keep[0] or keep[1] (nonzero) are shared too; with a
+ * budget, NULL once more than *budget elements would be copied (what was copied is left in a). */
+spt_val *spt_value_move_keep(struct spt_arena *a, spt_val *v, const unsigned char keep[2], size_t *budget);
+
+/* One-element updates: O(1) hash, one copy of the element array. NULL when out of memory.
+ * Replace the i-th element (0-based) of a sequence, or the value at f's i-th key. */
+spt_val *spt_seq_set(struct spt_arena *a, spt_val *s, uint32_t i, spt_val *v);
+spt_val *spt_fun_set(struct spt_arena *a, spt_val *f, uint32_t i, spt_val *v);
+/* <<s[1], ..., s[n], v>>; s a sequence or an empty function. */
+spt_val *spt_seq_append(struct spt_arena *a, spt_val *s, spt_val *v);
+/* s \cup {x} and s \ {x}. */
+spt_val *spt_set_insert(struct spt_arena *a, spt_val *s, spt_val *x);
+spt_val *spt_set_remove(struct spt_arena *a, spt_val *s, spt_val *x);
+/* A set from elements already sorted and distinct (checked in debug builds only); adopts the
+ * array. */
+spt_val *spt_set_adopt_sorted(struct spt_arena *a, spt_val **elems, size_t n);
 
 /* Total order consistent with equality; -1, 0 or 1. */
 int spt_value_cmp(spt_val *x, spt_val *y);
@@ -110,6 +134,8 @@ static inline spt_val *spt_fun_val(spt_val *f, uint32_t i)
 }
 /* f[key], or NULL when key is outside the domain (or f is no function). */
 spt_val *spt_fun_apply(spt_val *f, spt_val *key);
+/* The position of key among f's keys (0-based), or -1 when it is outside f's domain. */
+long spt_fun_index(spt_val *f, spt_val *key);
 /* r.name for a record, or NULL. */
 spt_val *spt_rec_get(spt_val *r, const char *name);
 /* Index of x in a set, or -1. */

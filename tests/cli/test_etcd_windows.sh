@@ -96,7 +96,7 @@ record_and_check() { # SCENARIO SEED PUTS
 	done
 }
 
-record_and_check leader-kill 7 "${SPECTAP_TEST_PUTS:-400}"
+record_and_check leader-kill 7 "${SPECTAP_TEST_PUTS:-1000}"
 record_and_check steady-writes 3 300
 s=leader-kill
 [ -d "$T/$s.w" ] || { finish; exit $?; }

@@ -36,10 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* every failure explains itself */
 		return 0;
 	}
-	struct spt_arena a;
+	struct spt_arena a, longa;
 	spt_arena_init(&a);
+	spt_arena_init(&longa);
 	struct interp in;
-	interp_init(&in, s, &a);
+	interp_init(&in, s, &longa);
+	in.ev.arena = &a;
 	in.max_steps = 20000;
 	struct module *m = spec_root(s);
 	for (uint32_t i = 0; i < m->n_defs; i++) {
@@ -49,12 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		spt_val *v;
 		ev_clear_error(&in.ev);
 		in.steps = 0;
-		if (eval(&in, interp_root_ctx(&in), d->body, &v) && !in.ev.err.msg[0])
+		in.ev.arena = &a;
+		if (eval_call(&in, d, NULL, 0, &v) && !in.ev.err.msg[0])
 			abort();
 		spt_arena_reset(&a);
 	}
 	interp_fini(&in);
 	spt_arena_fini(&a);
+	spt_arena_fini(&longa);
 	spec_free(s);
 	return 0;
 }

@@ -153,7 +153,7 @@ static void test_lookup(void)
 	/* The table: complete entries, no (module, name, arity) twice. */
 	size_t count = 0;
 	for (const struct builtin *b = builtins; b->name; b++, count++) {
-		CHECKF(b->module && b->fn && b->arity >= -1, "entry %s", b->name);
+		CHECKF(b->module && (b->fn || b->hfn || b->code || b->unimplemented) && b->arity >= -1, "entry %s", b->name);
 		for (const struct builtin *c = builtins; c < b; c++)
 			CHECKF(!(strcmp(c->name, b->name) == 0 && strcmp(c->module, b->module) == 0 &&
 				 c->arity == b->arity),

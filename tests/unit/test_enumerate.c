@@ -190,11 +190,13 @@ static const char *show(spt_val *v)
 	return buf[k];
 }
 
+static uint32_t NSLOTS; /* the frame the last parsed expression needs */
+
 static const struct ast *parse(int line, const char *text)
 {
 	struct ast *e = NULL;
 	struct spec_error err = { 0 };
-	int rc = spec_parse_expr(SP, text, "test", &e, &err);
+	int rc = spec_parse_expr(SP, text, "test", &e, &NSLOTS, &err);
 	CHECKF(rc == 0, "line %d: cannot parse %s: %s", line, text, err.msg);
 	return rc ? NULL : e;
 }
@@ -207,7 +209,7 @@ static spt_val *value(int line, const char *text)
 		return NULL;
 	spt_val *v = NULL;
 	ev_clear_error(&IN.ev);
-	int rc = eval(&IN, interp_root_ctx(&IN), e, &v);
+	int rc = eval(&IN, interp_frame_ctx(&IN, NSLOTS), e, &v);
 	CHECKF(rc == 0, "line %d: cannot evaluate %s: %s", line, text, IN.ev.err.msg);
 	return rc ? NULL : v;
 }
@@ -251,7 +253,7 @@ static spt_val *successors(int line, const char *action, int *rc, bool init)
 	memset(IN.next, 0, IN.n_vars * sizeof(*IN.next));
 	ev_clear_error(&IN.ev);
 	IN.init_mode = init;
-	*rc = enumerate(&IN, interp_root_ctx(&IN), e, collect, &c);
+	*rc = enumerate(&IN, interp_frame_ctx(&IN, NSLOTS), e, collect, &c);
 	IN.init_mode = false;
 	for (uint32_t i = 0; i < IN.n_vars; i++)
 		CHECKF(IN.next[i] == NULL, "line %d: %s: next[%u] left assigned after enumeration", line, action, i);

@@ -67,9 +67,33 @@ Vars(st, T, R, C, L, V) ==
 VarsOf(st, net, T, R, C) ==
     Vars(st, T, R, C, [n \in Server |-> LogOf(S(st, n))], VisibleNet(net, T, R, C))
 
-MapVars(st, net) ==
-    VarsOf(st, net, [n \in Server |-> S(st, n).term], [n \in Server |-> S(st, n).role],
-           [n \in Server |-> S(st, n).commit])
+Terms(st) == [n \in Server |-> S(st, n).term]
+Roles(st) == [n \in Server |-> S(st, n).role]
+Commits(st) == [n \in Server |-> S(st, n).commit]
+
+(***************************************************************************)
+(* The visible network, kept as the mapping's history (docs/mapping.md)    *)
+(* instead of filtered from every message ever sent at every window: the   *)
+(* message an event sends joins it, the one it receives leaves it, and     *)
+(* what the cluster's terms, roles and commit indexes now hide drops out   *)
+(* for good (HiddenFields stays true once true, see EtcdRaft.tla), so it   *)
+(* is the set VisibleNet would give over the whole network.                *)
+(***************************************************************************)
+MapInit == [vis |-> {}]
+
+Sent(ev) ==
+    IF "msg" \in DOMAIN ev /\ ev.msg.dir = "send"
+    THEN {[id |-> ev.msg.id, from |-> ev.msg.from, to |-> ev.msg.to, type |-> ev.msg.type,
+           fields |-> ev.msg.fields]}
+    ELSE {}
+Received(ev, M) ==
+    IF "msg" \in DOMAIN ev /\ ev.msg.dir = "recv" THEN {x \in M : x.id = ev.msg.id} ELSE {}
+
+MapNext(ev, st, h) ==
+    LET M == h.vis \cup Sent(ev)
+    IN [vis |-> VisibleNet(M \ Received(ev, M), Terms(st), Roles(st), Commits(st))]
+
+MapVars(st, net, h) == VarsOf(st, h.vis, Terms(st), Roles(st), Commits(st))
 
 Step(ev) == IF "step" \in DOMAIN ev.args THEN ev.args.step ELSE ""
 Begins(ev) == "stepBegin" \in DOMAIN ev.args

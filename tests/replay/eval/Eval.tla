@@ -174,7 +174,8 @@ Inst2 == I!Plus(10)
 Inst3 == I2!Val
 Inst4 == I!Nested
 
-Unknown == 1 + Nope
+UnbEx == \E x : x = 1
+UnbCh == CHOOSE x : x = 1
 \* Bags, and TLC's registers
 Bag1 == SetToBag({"a", "b"}) (+) SetToBag({"a"})
 Bag2 == BagCardinality(Bag1)

@@ -1,0 +1,933 @@
+/* Name resolution, frame layout, levels and cacheability (resolve.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "resolve.h"
+
+/* A name bound in a frame: a parameter, a bound variable or a LET definition. */
+struct rname {
+	const char *name;
+	uint32_t slot;
+	uint32_t arity;          /* operator parameters and LET operators: their arguments */
+	bool op;                 /* an operator (parameter F(_) or LET definition with parameters) */
+	struct opdef *letdef;    /* a LET definition */
+};
+
+/* One frame being laid out: a definition's body, or a LET definition's, or a LAMBDA's. */
+struct rscope {
+	struct rscope *outer;    /* the frame a nested definition is made in */
+	struct opdef *owner;
+	struct opdef *top;       /* the module-level definition it belongs to (recursion groups) */
+	struct module *mod;
+	struct rname *names;
+	uint32_t n, cap;
+	uint32_t next, max;      /* next free slot, frame size so far */
+};
+
+struct resolver {
+	struct spec *spec;
+	const struct cfg *cfg;
+	struct spec_error *err;
+	bool failed;
+	int depth;
+};
+
+#define MAX_RESOLVE_DEPTH 20000
+
+__attribute__((format(printf, 3, 4))) static int rfail(struct resolver *R, const struct ast *at, const char *fmt, ...)
+{
+	if (R->failed)
+		return -EINVAL;
+	R->failed = true;
+	R->err->pos = at ? at->pos : (struct src_pos){ 0 };
+	R->err->excerpt[0] = '\0';
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(R->err->msg, sizeof(R->err->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int push_name(struct rscope *sc, struct rname n)
+{
+	if (sc->n == sc->cap) {
+		uint32_t cap = sc->cap ? sc->cap * 2 : 16;
+		struct rname *a = realloc(sc->names, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		sc->names = a;
+		sc->cap = cap;
+	}
+	sc->names[sc->n++] = n;
+	return 0;
+}
+
+static uint32_t new_slot(struct rscope *sc)
+{
+	uint32_t s = sc->next++;
+	if (sc->next > sc->max)
+		sc->max = sc->next;
+	return s;
+}
+
+/* The module a standard module's operator names are looked up in: where its std list is. */
+static const struct builtin *find_builtin(struct module *m, const char *name, uint32_t nargs, const struct builtin **any)
+{
+	*any = NULL;
+	const struct builtin *b = builtin_lookup("", name, nargs);
+	if (!*any)
+		*any = builtin_lookup_any("", name);
+	for (uint32_t i = 0; !b && i < m->n_std; i++) {
+		b = builtin_lookup(m->std[i], name, nargs);
+		if (!*any)
+			*any = builtin_lookup_any(m->std[i], name);
+	}
+	return b;
+}
+
+static const struct {
+	const char *name;
+	enum builtin_set set;
+} builtin_sets[] = { { "Nat", BS_NAT }, { "Int", BS_INT }, { "Real", BS_REAL }, { "STRING", BS_STRING }, { "BOOLEAN", BS_BOOLEAN } };
+
+static int res_expr(struct resolver *R, struct rscope *sc, struct ast *e);
+static int res_def(struct resolver *R, struct opdef *d, struct rscope *outer, struct module *m);
+
+/* The cfg's override of a definition named name, if any: a value or another definition. */
+static const struct cfg_const *cfg_override(struct resolver *R, const char *name)
+{
+	if (!R->cfg)
+		return NULL;
+	for (uint32_t i = 0; i < R->cfg->n_consts; i++)
+		if (R->cfg->consts[i].name == name)
+			return &R->cfg->consts[i];
+	return NULL;
+}
+
+static int bind_def(struct resolver *R, struct ast *e, struct opdef *d, uint32_t nargs, const char *name)
+{
+	const struct cfg_const *o = cfg_override(R, d->name);
+	if (o && o->value) {
+		if (d->n_params)
+			return rfail(R, e, "the cfg gives %s a value, but it takes %u arguments", name, d->n_params);
+		e->ref = REF_VALUE;
+		e->r.val = o->value;
+		return nargs ? rfail(R, e, "%s is given a value in the cfg: it takes no arguments", name) : 0;
+	}
+	if (o && o->op) {
+		struct symbol *s = module_lookup(spec_root(R->spec), o->op);
+		if (!s || s->kind != SYM_DEF)
+			return rfail(R, e, "the cfg replaces %s by %s, which is not a definition of the spec", name, o->op);
+		if (s->def->n_params != d->n_params)
+			return rfail(R, e, "the cfg replaces %s (%u arguments) by %s, which takes %u", name, d->n_params, o->op,
+				     s->def->n_params);
+		d = s->def;
+	}
+	if (d->n_fbounds) {
+		if (nargs)
+			return rfail(R, e, "%s is a function: write %s[...]", name, name);
+	} else if (nargs != d->n_params) {
+		return rfail(R, e, "%s takes %u argument%s, %u given", name, d->n_params, d->n_params == 1 ? "" : "s", nargs);
+	}
+	e->ref = REF_DEF;
+	e->r.def = d;
+	return 0;
+}
+
+/* Resolves name (with nargs arguments) as the module m sees it. */
+static int res_global(struct resolver *R, struct module *m, struct ast *e, const char *name, uint32_t nargs,
+		      int depth)
+{
+	if (depth > 64)
+		return rfail(R, e, "%s: instances substitute each other more than 64 deep", name);
+	const char *bang = strchr(name, '!');
+	if (bang) {
+		const char *iname = spec_intern(R->spec, name, (size_t)(bang - name));
+		const char *oname = spec_intern(R->spec, bang + 1, strlen(bang + 1));
+		struct symbol *s = iname ? module_lookup(m, iname) : NULL;
+		if (!s || s->kind != SYM_INSTANCE)
+			return rfail(R, e, "%.*s is not an instance (in %s)", (int)(bang - name), name, name);
+		struct module *im = s->inst->mod;
+		struct symbol *t = module_lookup(im, oname);
+		if (t && t->kind == SYM_DEF && t->def->local)
+			return rfail(R, e, "%s is LOCAL to module %s", oname, im->name);
+		int rc = res_global(R, im, e, oname, nargs, depth + 1);
+		if (rc == 0 && e->ref == REF_NONE)
+			return rfail(R, e, "%s is not defined in module %s", oname, im->name);
+		return rc;
+	}
+	struct symbol *s = module_lookup(m, name);
+	if (s) {
+		switch (s->kind) {
+		case SYM_DEF:
+			return bind_def(R, e, s->def, nargs, name);
+		case SYM_CONST:
+		case SYM_VAR: {
+			struct instance *inst = s->module->subst;
+			if (inst) {
+				/* A constant or variable of an instantiated module: what WITH says, or the
+				 * same name in the instantiating module. */
+				for (uint32_t i = 0; i < inst->n; i++) {
+					if (inst->from[i] == name) {
+						if (nargs)
+							return rfail(R, e, "%s is substituted by an expression: it takes no arguments", name);
+						e->ref = REF_SUBST;
+						e->r.subst = inst->to[i];
+						e->rmod = inst->in;
+						return 0;
+					}
+				}
+				return res_global(R, inst->in, e, name, nargs, depth + 1);
+			}
+			if (s->kind == SYM_VAR && nargs)
+				return rfail(R, e, "%s is a variable: it takes no arguments", name);
+			if (s->kind == SYM_CONST && nargs != s->arity)
+				return rfail(R, e, "the constant %s takes %u argument%s, %u given", name, s->arity,
+					     s->arity == 1 ? "" : "s", nargs);
+			if (s->index == UINT32_MAX)
+				return rfail(R, e, "%s is declared in a module that is not part of the spec's EXTENDS", name);
+			e->ref = s->kind == SYM_CONST ? REF_CONST : REF_VAR;
+			e->slot = s->index;
+			return 0;
+		}
+		case SYM_INSTANCE:
+			return rfail(R, e, "%s is an instance: use %s!Name", name, name);
+		case SYM_BUILTIN:
+			break;
+		}
+	}
+	for (size_t i = 0; i < sizeof(builtin_sets) / sizeof(builtin_sets[0]); i++) {
+		if (!strcmp(builtin_sets[i].name, name)) {
+			if (nargs)
+				return rfail(R, e, "%s is a set: it takes no arguments", name);
+			e->ref = REF_SET;
+			e->slot = builtin_sets[i].set;
+			return 0;
+		}
+	}
+	const struct builtin *any, *b = find_builtin(m, name, nargs, &any);
+	if (b) {
+		e->ref = REF_BUILTIN;
+		e->r.bi = b;
+		return 0;
+	}
+	if (any)
+		return rfail(R, e, "%s takes %d argument%s, %u given", name, any->arity, any->arity == 1 ? "" : "s", nargs);
+	e->ref = REF_NONE;
+	return 0;
+}
+
+/* A bound name visible in sc or an enclosing frame. */
+static const struct rname *find_local(struct rscope *sc, const char *name, uint16_t *up)
+{
+	*up = 0;
+	for (struct rscope *s = sc; s; s = s->outer, (*up)++)
+		for (uint32_t i = s->n; i-- > 0;)
+			if (s->names[i].name == name)
+				return &s->names[i];
+	return NULL;
+}
+
+static int res_name(struct resolver *R, struct rscope *sc, struct ast *e, bool as_op, uint32_t op_arity)
+{
+	uint16_t up;
+	const struct rname *l = find_local(sc, e->name, &up);
+	uint32_t nargs = as_op ? op_arity : e->n;
+	if (l) {
+		e->ref = REF_LOCAL;
+		e->up = up;
+		e->slot = l->slot;
+		e->r.def = l->letdef;
+		if (as_op) {
+			if (!l->op && !(l->letdef && l->letdef->n_params == 0 && op_arity == 0))
+				return rfail(R, e, "%s is a value, not an operator taking %u arguments", e->name, op_arity);
+			if (l->arity != op_arity)
+				return rfail(R, e, "%s takes %u arguments, an operator of %u is expected here", e->name, l->arity, op_arity);
+			return 0;
+		}
+		if (l->letdef && l->letdef->n_fbounds) {
+			if (e->n)
+				return rfail(R, e, "%s is a function: write %s[...]", e->name, e->name);
+			return 0;
+		}
+		if (l->op || l->letdef) {
+			if (e->n != l->arity)
+				return rfail(R, e, "%s takes %u argument%s, %u given", e->name, l->arity, l->arity == 1 ? "" : "s", e->n);
+			return 0;
+		}
+		if (e->n)
+			return rfail(R, e, "%s is a value, not an operator", e->name);
+		return 0;
+	}
+	int rc = res_global(R, sc->mod, e, e->name, nargs, 0);
+	if (rc)
+		return rc;
+	if (e->ref == REF_NONE)
+		return rfail(R, e, "unknown name %s%s", e->name, e->n ? " (with these arguments)" : "");
+	if (as_op && e->ref != REF_DEF && e->ref != REF_BUILTIN && !(e->ref == REF_CONST && op_arity))
+		return rfail(R, e, "%s is not an operator (an operator of %u arguments is expected here)", e->name, op_arity);
+	return 0;
+}
+
+/* Pushes the names of bound b: its set is resolved before, outside their scope (in
+ * \E x \in S, y \in T : P, neither S nor T sees x or y). */
+static int res_bound_names(struct resolver *R, struct rscope *sc, struct bound *b)
+{
+	for (uint32_t j = 0; j < b->n_names; j++) {
+		b->slots[j] = new_slot(sc);
+		if (push_name(sc, (struct rname){ b->names[j], b->slots[j], 0, false, NULL }))
+			return rfail(R, NULL, "out of memory");
+	}
+	return 0;
+}
+
+/* The arguments of a call of callee (a definition or builtin): operator arguments resolved as
+ * operators, the rest as expressions. */
+static int res_args(struct resolver *R, struct rscope *sc, struct ast *e)
+{
+	const struct opdef *d = e->ref == REF_DEF ? e->r.def : e->ref == REF_LOCAL ? e->r.def : NULL;
+	const struct builtin *bi = e->ref == REF_BUILTIN ? e->r.bi : NULL;
+	for (uint32_t i = 0; i < e->n; i++) {
+		uint32_t arity = 0;
+		bool op = false;
+		if (d && i < d->n_params && d->param_arity[i]) {
+			op = true;
+			arity = d->param_arity[i];
+		} else if (bi && i < 32 && (bi->op_mask >> i) & 1) {
+			op = true;
+			arity = UINT32_MAX; /* checked when called */
+		}
+		struct ast *a = e->a[i];
+		if (!op) {
+			int rc = res_expr(R, sc, a);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (a->kind == A_LAMBDA) {
+			if (arity != UINT32_MAX && a->lambda->n_params != arity)
+				return rfail(R, a, "the LAMBDA takes %u arguments, an operator of %u is expected", a->lambda->n_params, arity);
+			int rc = res_expr(R, sc, a);
+			if (rc)
+				return rc;
+			a->op_ref = true;
+			continue;
+		}
+		if (a->kind != A_NAME || a->n) {
+			return rfail(R, a, "argument %u of %s must be an operator name or a LAMBDA", i + 1,
+				     d ? d->name : bi ? bi->name : e->name);
+		}
+		a->op_ref = true;
+		if (arity == UINT32_MAX) {
+			/* A builtin's operator argument: any arity; the builtin checks it. */
+			uint16_t up;
+			const struct rname *l = find_local(sc, a->name, &up);
+			if (l) {
+				a->ref = REF_LOCAL;
+				a->up = up;
+				a->slot = l->slot;
+				a->r.def = l->letdef;
+				continue;
+			}
+			struct symbol *s = module_lookup(sc->mod, a->name);
+			if (s && s->kind == SYM_DEF) {
+				int rc = bind_def(R, a, s->def, s->def->n_params, a->name);
+				if (rc)
+					return rc;
+				continue;
+			}
+			const struct builtin *any;
+			for (uint32_t k = 0; k < 4; k++) {
+				const struct builtin *b = find_builtin(sc->mod, a->name, k, &any);
+				if (b) {
+					a->ref = REF_BUILTIN;
+					a->r.bi = b;
+					break;
+				}
+			}
+			if (a->ref == REF_NONE)
+				return rfail(R, a, "%s is not an operator (argument %u of %s)", a->name, i + 1, bi->name);
+			continue;
+		}
+		int rc = res_name(R, sc, a, true, arity);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The field names of a record constructor, record set or field access, as values. */
+static int field_values(struct resolver *R, struct ast *e, uint32_t n)
+{
+	struct spt_arena *a = spec_arena(R->spec);
+	e->field_vals = spt_arena_alloc(a, (n ? n : 1) * sizeof(*e->field_vals));
+	if (!e->field_vals)
+		return rfail(R, e, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		if (!(e->field_vals[i] = spt_cstr(a, e->fields[i])))
+			return rfail(R, e, "out of memory");
+	return 0;
+}
+
+static int res_let(struct resolver *R, struct rscope *sc, struct ast *e)
+{
+	uint32_t mark_n = sc->n, mark_next = sc->next;
+	for (uint32_t i = 0; i < e->n_defs; i++) {
+		struct opdef *d = e->defs[i];
+		e->def_slots[i] = new_slot(sc);
+		bool op = d->n_params > 0;
+		if (push_name(sc, (struct rname){ d->name, e->def_slots[i], d->n_params, op, d }))
+			return rfail(R, e, "out of memory");
+	}
+	/* The definitions see each other and themselves (recursion), then the body sees them. */
+	for (uint32_t i = 0; i < e->n_defs; i++) {
+		int rc = res_def(R, e->defs[i], sc, sc->mod);
+		if (rc)
+			return rc;
+	}
+	int rc = res_expr(R, sc, e->a[0]);
+	sc->n = mark_n;
+	sc->next = mark_next;
+	return rc;
+}
+
+static int res_bounds(struct resolver *R, struct rscope *sc, struct bound *b, uint32_t nb)
+{
+	for (uint32_t i = 0; i < nb; i++) {
+		int rc = b[i].set ? res_expr(R, sc, b[i].set) : 0;
+		if (rc)
+			return rc;
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		int rc = res_bound_names(R, sc, &b[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int res_binder(struct resolver *R, struct rscope *sc, struct ast *e)
+{
+	uint32_t mark_n = sc->n, mark_next = sc->next;
+	int brc = res_bounds(R, sc, e->bounds, e->n_bounds);
+	if (brc)
+		return brc;
+	int rc = res_expr(R, sc, e->a[0]);
+	sc->n = mark_n;
+	sc->next = mark_next;
+	return rc;
+}
+
+static int res_expr(struct resolver *R, struct rscope *sc, struct ast *e)
+{
+	if (R->failed)
+		return -EINVAL;
+	if (++R->depth > MAX_RESOLVE_DEPTH) {
+		R->depth--;
+		return rfail(R, e, "the expression is nested more than %d deep", MAX_RESOLVE_DEPTH);
+	}
+	int rc = 0;
+	switch (e->kind) {
+	case A_NUM:
+	case A_STR:
+	case A_BOOL:
+	case A_AT:
+	case A_UNSUPPORTED:
+		break;
+	case A_NAME:
+		if (!(rc = res_name(R, sc, e, false, 0)))
+			rc = res_args(R, sc, e);
+		break;
+	case A_LET:
+		rc = res_let(R, sc, e);
+		break;
+	case A_CHOOSE:
+	case A_EXISTS:
+	case A_FORALL:
+	case A_FILTER:
+	case A_MAP:
+	case A_FUNC:
+		rc = res_binder(R, sc, e);
+		break;
+	case A_LAMBDA:
+		rc = res_def(R, e->lambda, sc, sc->mod);
+		break;
+	case A_EXCEPT:
+		rc = res_expr(R, sc, e->a[0]);
+		for (uint32_t i = 0; !rc && i < e->n_excepts; i++) {
+			struct except_upd *u = &e->excepts[i];
+			for (uint32_t j = 0; !rc && j < u->n_steps; j++) {
+				struct except_step *st = &u->steps[j];
+				for (uint32_t k = 0; !rc && k < st->n_args; k++)
+					rc = res_expr(R, sc, st->args[k]);
+			}
+			if (!rc)
+				rc = res_expr(R, sc, u->value);
+		}
+		break;
+	case A_RECORD:
+	case A_RECSET:
+		rc = field_values(R, e, e->n);
+		for (uint32_t i = 0; !rc && i < e->n; i++)
+			rc = res_expr(R, sc, e->a[i]);
+		break;
+	case A_FIELD:
+		if (!(rc = field_values(R, e, 1)))
+			rc = res_expr(R, sc, e->a[0]);
+		break;
+	default:
+		for (uint32_t i = 0; !rc && i < e->n; i++)
+			rc = res_expr(R, sc, e->a[i]);
+		break;
+	}
+	R->depth--;
+	return rc;
+}
+
+/* A definition's frame: its parameters (or a function definition's bound names) first. */
+static int res_def(struct resolver *R, struct opdef *d, struct rscope *outer, struct module *m)
+{
+	if (d->resolved)
+		return 0;
+	d->resolved = true;
+	if (spec_add_def(R->spec, d))
+		return rfail(R, NULL, "out of memory");
+	struct rscope sc = { .outer = outer, .owner = d, .top = outer ? outer->top : d, .mod = m };
+	int rc = 0;
+	for (uint32_t i = 0; i < d->n_params && !rc; i++) {
+		uint32_t slot = new_slot(&sc);
+		rc = push_name(&sc, (struct rname){ d->params[i], slot, d->param_arity[i], d->param_arity[i] > 0, NULL });
+		if (d->param_arity[i])
+			d->higher_order = true;
+	}
+	if (!rc && d->n_fbounds)
+		rc = res_bounds(R, &sc, d->fbounds, d->n_fbounds);
+	if (!rc && !R->failed)
+		rc = res_expr(R, &sc, d->body);
+	d->nslots = sc.max;
+	free(sc.names);
+	return R->failed ? -EINVAL : rc;
+}
+
+/* ---- levels, purity, recursion groups, cacheability ---- */
+
+struct lvl {
+	struct opdef *top;   /* the module-level definition being walked */
+	bool changed;
+	bool heavy;          /* the walked body does real work (binders, recursion) */
+	bool impure;
+	bool primes_local;   /* a bound name (a parameter) appears under a prime or UNCHANGED */
+	int in_prime;
+};
+
+static uint8_t max8(uint8_t a, uint8_t b) { return a > b ? a : b; }
+
+static bool def_heavy(const struct opdef *d);
+
+static uint8_t lvl_expr(struct lvl *L, struct ast *e);
+
+static uint8_t lvl_def_call(struct lvl *L, struct ast *e, const struct opdef *d)
+{
+	uint8_t l = d->level, args = L_CONST;
+	if (d->impure)
+		L->impure = true;
+	if (def_heavy(d) || d->recursive)
+		L->heavy = true;
+	for (uint32_t i = 0; i < e->n; i++)
+		if (!e->a[i]->op_ref || e->a[i]->kind == A_LAMBDA)
+			args = max8(args, lvl_expr(L, e->a[i]));
+	l = max8(l, args);
+	/* Send(v, x) == v' = x called with a variable is an action. */
+	if (d->primes_params && args >= L_STATE)
+		l = max8(l, L_ACTION);
+	return l;
+}
+
+static uint8_t lvl_expr(struct lvl *L, struct ast *e)
+{
+	uint8_t l = L_CONST;
+	switch (e->kind) {
+	case A_NUM:
+	case A_STR:
+	case A_BOOL:
+	case A_AT:
+		break;
+	case A_UNSUPPORTED:
+		l = L_TEMPORAL;
+		break;
+	case A_NAME:
+		switch (e->ref) {
+		case REF_VAR:
+			l = L_STATE;
+			break;
+		case REF_DEF:
+			l = lvl_def_call(L, e, e->r.def);
+			break;
+		case REF_LOCAL:
+			if (e->r.def)
+				l = lvl_def_call(L, e, e->r.def);
+			else if (L->in_prime)
+				L->primes_local = true;
+			for (uint32_t i = 0; !e->r.def && i < e->n; i++)
+				l = max8(l, lvl_expr(L, e->a[i]));
+			break;
+		case REF_SUBST:
+			l = lvl_expr(L, e->r.subst);
+			break;
+		case REF_BUILTIN:
+			if (e->r.bi->impure)
+				L->impure = true;
+			for (uint32_t i = 0; i < e->n; i++)
+				l = max8(l, lvl_expr(L, e->a[i]));
+			break;
+		default:
+			for (uint32_t i = 0; i < e->n; i++)
+				l = max8(l, lvl_expr(L, e->a[i]));
+			break;
+		}
+		break;
+	case A_PRIME:
+		L->in_prime++;
+		l = lvl_expr(L, e->a[0]);
+		L->in_prime--;
+		l = l >= L_STATE ? max8(l, L_ACTION) : l;
+		break;
+	case A_UNCHANGED:
+		L->in_prime++;
+		lvl_expr(L, e->a[0]);
+		L->in_prime--;
+		l = L_ACTION;
+		break;
+	case A_STUTTER:
+		l = max8(L_ACTION, max8(lvl_expr(L, e->a[0]), lvl_expr(L, e->a[1])));
+		break;
+	case A_LET:
+		for (uint32_t i = 0; i < e->n_defs; i++)
+			lvl_expr(L, e->defs[i]->body); /* nested bodies: their levels come in through calls */
+		l = lvl_expr(L, e->a[0]);
+		break;
+	case A_LAMBDA:
+		l = lvl_expr(L, e->lambda->body);
+		break;
+	case A_CHOOSE:
+	case A_EXISTS:
+	case A_FORALL:
+	case A_FILTER:
+	case A_MAP:
+	case A_FUNC:
+		L->heavy = true;
+		for (uint32_t i = 0; i < e->n_bounds; i++)
+			if (e->bounds[i].set)
+				l = max8(l, lvl_expr(L, e->bounds[i].set));
+		l = max8(l, lvl_expr(L, e->a[0]));
+		break;
+	case A_FUNCSET:
+	case A_RECSET:
+		L->heavy = true;
+		for (uint32_t i = 0; i < e->n; i++)
+			l = max8(l, lvl_expr(L, e->a[i]));
+		break;
+	case A_EXCEPT:
+		l = lvl_expr(L, e->a[0]);
+		for (uint32_t i = 0; i < e->n_excepts; i++) {
+			struct except_upd *u = &e->excepts[i];
+			for (uint32_t j = 0; j < u->n_steps; j++)
+				for (uint32_t k = 0; k < u->steps[j].n_args; k++)
+					l = max8(l, lvl_expr(L, u->steps[j].args[k]));
+			l = max8(l, lvl_expr(L, u->value));
+		}
+		break;
+	default:
+		for (uint32_t i = 0; i < e->n; i++)
+			l = max8(l, lvl_expr(L, e->a[i]));
+		break;
+	}
+	e->level = l;
+	return l;
+}
+
+/* "Heavy" is kept in the cacheable flag's neighbour: a definition whose body does work worth
+ * caching. Stored in the spare bit `recursing` after the fixed point (see below). */
+static bool def_heavy(const struct opdef *d) { return d->cacheable || d->recursing; }
+
+static void lvl_def(struct lvl *L, struct opdef *d)
+{
+	L->heavy = false;
+	L->impure = false;
+	L->primes_local = false;
+	uint8_t l = L_CONST;
+	for (uint32_t i = 0; i < d->n_fbounds; i++)
+		l = max8(l, lvl_expr(L, d->fbounds[i].set));
+	l = max8(l, lvl_expr(L, d->body));
+	if (d->n_fbounds)
+		L->heavy = true;
+	if (l != d->level || L->impure != d->impure || (L->heavy && !d->recursing) || L->primes_local != d->primes_params) {
+		L->changed = true;
+		d->level = l;
+		d->impure = L->impure;
+		d->primes_params = L->primes_local;
+		if (L->heavy)
+			d->recursing = true; /* heavy */
+	}
+}
+
+/* ---- recursion groups (Tarjan's strongly connected components over module-level calls) ---- */
+
+struct tarjan {
+	struct opdef *const *defs;
+	uint32_t n;
+	uint32_t *index, *low, *stack;
+	bool *on;
+	uint32_t counter, sp, groups;
+};
+
+static void calls_of(struct ast *e, void (*fn)(void *, struct opdef *), void *arg);
+
+static void calls_in_def(struct opdef *d, void (*fn)(void *, struct opdef *), void *arg)
+{
+	for (uint32_t i = 0; i < d->n_fbounds; i++)
+		calls_of(d->fbounds[i].set, fn, arg);
+	calls_of(d->body, fn, arg);
+}
+
+static void calls_of(struct ast *e, void (*fn)(void *, struct opdef *), void *arg)
+{
+	if (!e)
+		return;
+	if (e->kind == A_NAME && e->ref == REF_DEF)
+		fn(arg, e->r.def);
+	if (e->kind == A_NAME && e->ref == REF_SUBST)
+		calls_of(e->r.subst, fn, arg);
+	if (e->kind == A_LET)
+		for (uint32_t i = 0; i < e->n_defs; i++)
+			calls_in_def(e->defs[i], fn, arg);
+	if (e->kind == A_LAMBDA)
+		calls_in_def(e->lambda, fn, arg);
+	for (uint32_t i = 0; i < e->n_bounds; i++)
+		calls_of(e->bounds[i].set, fn, arg);
+	for (uint32_t i = 0; i < e->n_excepts; i++) {
+		for (uint32_t j = 0; j < e->excepts[i].n_steps; j++)
+			for (uint32_t k = 0; k < e->excepts[i].steps[j].n_args; k++)
+				calls_of(e->excepts[i].steps[j].args[k], fn, arg);
+		calls_of(e->excepts[i].value, fn, arg);
+	}
+	for (uint32_t i = 0; i < e->n; i++)
+		calls_of(e->a[i], fn, arg);
+}
+
+struct tj_visit {
+	struct tarjan *T;
+	uint32_t v;
+};
+
+static void tj_strong(struct tarjan *T, uint32_t v);
+
+static void tj_edge(void *arg, struct opdef *w)
+{
+	struct tj_visit *x = arg;
+	struct tarjan *T = x->T;
+	if (w->nested)
+		return;
+	uint32_t wi = w->id;
+	if (T->index[wi] == UINT32_MAX) {
+		tj_strong(T, wi);
+		if (T->low[wi] < T->low[x->v])
+			T->low[x->v] = T->low[wi];
+	} else if (T->on[wi] && T->index[wi] < T->low[x->v]) {
+		T->low[x->v] = T->index[wi];
+	}
+	if (wi == x->v)
+		T->defs[wi]->recursive = true;
+}
+
+static void tj_strong(struct tarjan *T, uint32_t v)
+{
+	T->index[v] = T->low[v] = T->counter++;
+	T->stack[T->sp++] = v;
+	T->on[v] = true;
+	struct tj_visit x = { T, v };
+	calls_in_def(T->defs[v], tj_edge, &x);
+	if (T->low[v] == T->index[v]) {
+		uint32_t size = 0, w;
+		uint32_t first = T->sp;
+		do {
+			w = T->stack[--T->sp];
+			T->on[w] = false;
+			T->defs[w]->scc = T->groups;
+			size++;
+		} while (w != v);
+		if (size > 1)
+			for (uint32_t k = T->sp; k < first; k++)
+				T->defs[T->stack[k]]->recursive = true;
+		T->groups++;
+	}
+}
+
+/* Marks each call of a cacheable definition made from outside its recursion group. */
+struct memo_mark {
+	struct opdef *top;
+};
+
+static void mark_memo(struct ast *e, const struct opdef *top)
+{
+	if (!e)
+		return;
+	if (e->kind == A_NAME && e->ref == REF_DEF && e->r.def->cacheable)
+		e->memo = e->r.def->scc != top->scc;
+	if (e->kind == A_LET)
+		for (uint32_t i = 0; i < e->n_defs; i++) {
+			for (uint32_t j = 0; j < e->defs[i]->n_fbounds; j++)
+				mark_memo(e->defs[i]->fbounds[j].set, top);
+			mark_memo(e->defs[i]->body, top);
+		}
+	if (e->kind == A_LAMBDA)
+		mark_memo(e->lambda->body, top);
+	for (uint32_t i = 0; i < e->n_bounds; i++)
+		mark_memo(e->bounds[i].set, top);
+	for (uint32_t i = 0; i < e->n_excepts; i++) {
+		for (uint32_t j = 0; j < e->excepts[i].n_steps; j++)
+			for (uint32_t k = 0; k < e->excepts[i].steps[j].n_args; k++)
+				mark_memo(e->excepts[i].steps[j].args[k], top);
+		mark_memo(e->excepts[i].value, top);
+	}
+	for (uint32_t i = 0; i < e->n; i++)
+		mark_memo(e->a[i], top);
+}
+
+static int analyse(struct resolver *R)
+{
+	uint32_t n;
+	struct opdef *const *defs = spec_defs(R->spec, &n);
+	/* Recursion groups over module-level definitions. */
+	struct tarjan T = { defs, n, calloc(n + 1, 4), calloc(n + 1, 4), calloc(n + 1, 4), calloc(n + 1, 1), 0, 0, 0 };
+	if (!T.index || !T.low || !T.stack || !T.on) {
+		free(T.index);
+		free(T.low);
+		free(T.stack);
+		free(T.on);
+		return rfail(R, NULL, "out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++)
+		T.index[i] = UINT32_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		if (!defs[i]->nested && T.index[i] == UINT32_MAX)
+			tj_strong(&T, i);
+	free(T.index);
+	free(T.low);
+	free(T.stack);
+	free(T.on);
+	/* Levels and purity: a fixed point (they only grow). */
+	struct lvl L = { 0 };
+	for (int round = 0; round < 64; round++) {
+		L.changed = false;
+		for (uint32_t i = 0; i < n; i++)
+			lvl_def(&L, defs[i]);
+		if (!L.changed)
+			break;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct opdef *d = defs[i];
+		bool heavy = d->recursing || d->recursive;
+		d->recursing = false;
+		d->evaluated_once = !d->nested && !d->n_params && !d->n_fbounds && d->level == L_CONST && !d->impure;
+		d->cacheable = !d->nested && d->n_params > 0 && !d->n_fbounds && d->level == L_CONST && !d->impure &&
+			       !d->higher_order && heavy;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!defs[i]->nested)
+			mark_memo(defs[i]->body, defs[i]);
+	return 0;
+}
+
+/* ---- level errors ---- */
+
+static int check_levels(struct resolver *R, struct ast *e)
+{
+	if (!e || R->failed)
+		return R->failed ? -EINVAL : 0;
+	if (e->kind == A_PRIME && e->a[0]->level >= L_ACTION)
+		return rfail(R, e, "a primed expression inside a primed expression (x'' or (x')')");
+	if (e->kind == A_UNCHANGED && e->a[0]->level >= L_ACTION)
+		return rfail(R, e, "UNCHANGED of an action-level expression (it may only name state variables)");
+	if (e->kind == A_LET)
+		for (uint32_t i = 0; i < e->n_defs; i++)
+			if (check_levels(R, e->defs[i]->body))
+				return -EINVAL;
+	if (e->kind == A_LAMBDA && check_levels(R, e->lambda->body))
+		return -EINVAL;
+	for (uint32_t i = 0; i < e->n_bounds; i++)
+		if (check_levels(R, e->bounds[i].set))
+			return -EINVAL;
+	for (uint32_t i = 0; i < e->n_excepts; i++)
+		if (check_levels(R, e->excepts[i].value))
+			return -EINVAL;
+	for (uint32_t i = 0; i < e->n; i++)
+		if (check_levels(R, e->a[i]))
+			return -EINVAL;
+	return 0;
+}
+
+/* ---- entry points ---- */
+
+static int resolve_module(struct resolver *R, struct module *m)
+{
+	if (m->subst) {
+		/* WITH substitutions are expressions of the instantiating module. */
+		struct instance *in = m->subst;
+		for (uint32_t i = 0; i < in->n; i++) {
+			struct rscope sc = { .mod = in->in };
+			int rc = res_expr(R, &sc, in->to[i]);
+			free(sc.names);
+			if (rc)
+				return rc;
+		}
+	}
+	for (uint32_t i = 0; i < m->n_defs; i++) {
+		int rc = res_def(R, m->defs[i], NULL, m);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int spec_resolve(struct spec *s, const struct cfg *cfg, struct spec_error *err)
+{
+	struct resolver R = { s, cfg, err, false, 0 };
+	uint32_t nm;
+	struct module *const *mods = spec_modules(s, &nm);
+	for (uint32_t i = 0; i < nm; i++)
+		if (resolve_module(&R, mods[i]))
+			return -EINVAL;
+	if (analyse(&R))
+		return -EINVAL;
+	uint32_t n;
+	struct opdef *const *defs = spec_defs(s, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (!defs[i]->nested && check_levels(&R, defs[i]->body))
+			return -EINVAL;
+	return 0;
+}
+
+int spec_resolve_expr(struct spec *s, struct ast *e, const char *const *params, uint32_t n, uint32_t *nslots,
+		      struct spec_error *err)
+{
+	struct resolver R = { s, NULL, err, false, 0 };
+	struct rscope sc = { .mod = spec_root(s) };
+	int rc = 0;
+	for (uint32_t i = 0; i < n && !rc; i++)
+		rc = push_name(&sc, (struct rname){ params[i], new_slot(&sc), 0, false, NULL });
+	if (!rc)
+		rc = res_expr(&R, &sc, e);
+	if (!rc) {
+		struct lvl L = { 0 };
+		lvl_expr(&L, e);
+		mark_memo(e, &(struct opdef){ .scc = UINT32_MAX });
+	}
+	*nslots = sc.max;
+	free(sc.names);
+	return R.failed ? -EINVAL : rc;
+}
