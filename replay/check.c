@@ -434,36 +434,41 @@ struct wstate {
 	spt_val **expected;
 	uint32_t n_obs;
 	struct window_result *res;
-	spt_val **best;         /* the closest successor so far (in ck->best_arena[best_gen]) */
-	uint8_t best_gen;
+	spt_val **best;         /* the closest successor, once the replay found it again */
 	uint32_t best_dist;
+	uint32_t best_ord;      /* its number among the successors (enumeration is deterministic) */
+	bool replay;            /* enumerating again, to take the best_ord-th successor */
 	spt_val *binding;
 	const char *best_binding;
 	spt_val *params;        /* bound by a mapping, or NULL */
 };
 
+/* Each successor against the window's post-state. A failing window's closest successor is
+ * kept by a second enumeration that stops at it: its values go when its branch returns (the
+ * enumerator rewinds), and copying every better one on the way would cost passing windows. */
 static int compare_successor(struct interp *in, void *arg)
 {
 	struct wstate *w = arg;
-	w->res->successors++;
-	uint32_t dist = 0;
-	for (uint32_t i = 0; i < w->n_obs; i++)
-		if (!spt_value_eq(in->next[w->observed[i]], w->expected[i]))
-			dist++;
-	if (dist < w->best_dist) {
-		/* The successor's values go when its branch returns (the enumerator rewinds): copy
-		 * it, into the arena the previous best is not in. */
-		struct checker *ck = w->ck;
-		uint8_t g = (uint8_t)(1 - w->best_gen);
-		struct spt_arena *a = &ck->best_arena[g];
+	uint32_t ord = w->res->successors++;
+	if (w->replay) {
+		if (ord != w->best_ord)
+			return 0;
+		struct spt_arena *a = &w->ck->best_arena[0];
 		spt_arena_reset(a);
 		for (uint32_t i = 0; i < in->n_vars; i++)
 			if (in->next[i] && !(w->best[i] = spt_value_move(a, in->next[i])))
 				return ev_fail(&in->ev, NULL, "out of memory");
 		const char *b = w->binding ? ev_show(&in->ev, w->binding) : NULL;
 		w->best_binding = b ? spt_arena_strndup(a, b, strlen(b)) : NULL;
-		w->best_gen = g;
+		return 1;
+	}
+	uint32_t dist = 0;
+	for (uint32_t i = 0; i < w->n_obs; i++)
+		if (!spt_value_eq(in->next[w->observed[i]], w->expected[i]))
+			dist++;
+	if (dist < w->best_dist) {
 		w->best_dist = dist;
+		w->best_ord = ord;
 	}
 	return dist == 0 ? 1 : 0; /* a match: done */
 }
@@ -552,7 +557,7 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 	uint32_t nv = in->n_vars;
 	bool *given = calloc(nv + 1, sizeof(*given));
 	struct wstate w = { ck, post, calloc(nv + 1, sizeof(uint32_t)), calloc(nv + 1, sizeof(spt_val *)), 0, res,
-			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), 0, UINT32_MAX, NULL, NULL,
+			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), UINT32_MAX, 0, false, NULL, NULL,
 			    params };
 	spt_val **vals = calloc(ai->def->n_params + 1, sizeof(*vals));
 	int rc = -ENOMEM;
@@ -599,6 +604,22 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 	rc = 0;
 	res->passed = w.best_dist == 0;
 	res->no_successor = res->successors == 0;
+	if (!res->passed && !res->no_successor) {
+		/* Again, to the closest successor (the same pre-states, bindings and order). */
+		uint32_t successors = res->successors;
+		w.replay = true;
+		res->successors = 0;
+		for (uint32_t s = 0; s < n_pre && rc == 0; s++) {
+			for (uint32_t i = 0; i < nv; i++)
+				if (!given[i])
+					in->cur[i] = ck->init_states[s][i];
+			rc = try_bindings(ck, ai, &w, 0, vals, err);
+		}
+		res->successors = successors;
+		if (rc < 0)
+			goto out;
+		rc = 0;
+	}
 	res->binding = w.best_binding;
 	if (!res->passed && !res->no_successor) {
 		res->diffs = spt_arena_alloc(&ck->window_arena, (w.n_obs + 1) * sizeof(*res->diffs));

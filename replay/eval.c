@@ -845,9 +845,6 @@ static int apply_fun_def(struct interp *in, struct ctx c, const struct ast *e, c
 			 bool *done, spt_val **out)
 {
 	*done = false;
-	uint32_t names = 0;
-	for (uint32_t i = 0; i < fd->n_fbounds; i++)
-		names += fd->fbounds[i].tuple ? 1 : fd->fbounds[i].n_names;
 	if (fd->n_fbounds != 1 || fd->fbounds[0].tuple || fd->fbounds[0].n_names != 1)
 		return 0;
 	*done = true;

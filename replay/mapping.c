@@ -62,7 +62,21 @@ struct mapping {
 	spt_val *hist;           /* MapNext's value after every event so far */
 	uint64_t next_id;
 	uint64_t compactions;
+	void (*on_compact)(void *arg);
+	void *on_compact_arg;
 };
+
+void mapping_live_tags(const struct mapping *m, unsigned char tags[2])
+{
+	tags[0] = m->live[0].tag;
+	tags[1] = m->live[1].tag;
+}
+
+void mapping_on_compact(struct mapping *m, void (*fn)(void *arg), void *arg)
+{
+	m->on_compact = fn;
+	m->on_compact_arg = arg;
+}
 
 static struct spt_arena *LIVE(struct mapping *m) { return &m->live[m->cur]; }
 
@@ -438,6 +452,8 @@ static void move_net(struct fwd *f, struct spt_arena *a, struct net *net, bool *
 
 static int compact(struct mapping *m)
 {
+	if (m->on_compact)
+		m->on_compact(m->on_compact_arg);
 	size_t roots = m->net.n + 2 * m->n_nodes + 8;
 	for (size_t i = 0; i < m->n_nodes; i++)
 		roots += m->nodes[i].w.open ? m->nodes[i].w.net.n + m->n_nodes + 4 : 0;
@@ -518,8 +534,8 @@ static int vars_of(struct mapping *m, spt_val *const *st, const struct net *net,
 	return 0;
 }
 
-static int close_window(struct mapping *m, struct node *n, uint64_t last, map_window_fn fn, void *arg,
-			struct check_error *err)
+static int close_window(struct mapping *m, struct node *n, uint64_t last, uint64_t at, bool by_end, map_window_fn fn,
+			void *arg, struct check_error *err)
 {
 	struct open_window *w = &n->w;
 	w->open = false;
@@ -527,7 +543,7 @@ static int close_window(struct mapping *m, struct node *n, uint64_t last, map_wi
 	int rc = vars_of(m, w->st, &w->net, w->hist, &post, err);
 	if (rc)
 		return rc;
-	struct map_window mw = { ++m->next_id, w->action, n->name, w->pre, post, w->params, w->input, w->first, last };
+	struct map_window mw = { ++m->next_id, at, by_end, w->action, n->name, w->pre, post, w->params, w->input, w->first, last };
 	return fn(arg, &mw);
 }
 
@@ -606,15 +622,32 @@ static int apply(struct mapping *m, struct node *n, const struct spt_event *ev, 
 	return history_step(m, evv, all, &m->hist, err);
 }
 
+static size_t open_windows(const struct mapping *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->n_nodes; i++)
+		n += m->nodes[i].w.open;
+	return n;
+}
+
 int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void *arg, struct check_error *err)
+{
+	return mapping_run_range(m, r, 0, UINT64_MAX, fn, arg, err);
+}
+
+int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, uint64_t to, map_window_fn fn,
+		      void *arg, struct check_error *err)
 {
 	struct interp *in = m->in;
 	struct spt_arena *saved = in->ev.arena;
 	in->ev.arena = &m->scratch;
+	err->msg[0] = '\0';
 	const struct spt_event *ev;
 	int rc, k;
 	uint64_t ord = 0;
 	while ((k = spt_reader_next(r, &ev)) == 1) {
+		if (ord >= to && !open_windows(m))
+			break;
 		/* Nothing outside the live arena holds a value of the last event any more. */
 		spt_arena_reset(&m->scratch);
 		memo_collect(&in->memo);
@@ -626,22 +659,24 @@ int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void 
 			rc = -ENOMEM;
 			goto out;
 		}
-		if ((rc = call(m, m->start, &evv, &a, err)))
+		/* Before `from` the cluster only moves on; after `to` no window opens. */
+		bool starts = ord >= from && (ord < to || n->w.open);
+		if (starts && (rc = call(m, m->start, &evv, &a, err)))
 			goto out;
-		if (a->kind != SPT_STR) {
+		if (starts && a->kind != SPT_STR) {
 			snprintf(err->msg, sizeof(err->msg), "WindowStart must give an action name or \"\", not %s (event %llu)",
 				 ev_show(&in->ev, a), (unsigned long long)ord);
 			rc = -EINVAL;
 			goto out;
 		}
-		if (a->n) {
+		if (starts && a->n) {
 			/* A new step of this node ends the one still open. */
-			if (n->w.open && (rc = close_window(m, n, ord ? ord - 1 : 0, fn, arg, err)))
+			if (n->w.open && (rc = close_window(m, n, ord ? ord - 1 : 0, ord, false, fn, arg, err)))
 				goto out;
-			if ((rc = open_window(m, n, a->u.s, evv, ord, err)))
+			if (ord < to && (rc = open_window(m, n, a->u.s, evv, ord, err)))
 				goto out;
 		}
-		if (m->on_branch && m->branch && (rc = report_branch(m, evv, err)))
+		if (m->on_branch && m->branch && ord >= from && ord < to && (rc = report_branch(m, evv, err)))
 			goto out;
 		if ((rc = apply(m, n, ev, evv, err)))
 			goto out;
@@ -658,7 +693,7 @@ int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void 
 				}
 				end = b->u.b;
 			}
-			if (end && (rc = close_window(m, n, ord, fn, arg, err)))
+			if (end && (rc = close_window(m, n, ord, ord, true, fn, arg, err)))
 				goto out;
 		}
 		ord++;

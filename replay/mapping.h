@@ -10,6 +10,8 @@
 
 struct map_window {
 	uint64_t id;           /* 1, 2, ... in trace order of the window's end */
+	uint64_t closed_at;    /* the event being read when it closed, and whether a new step of its */
+	uint8_t closed_by_end; /* node closed it (0) or its own last event (1): the order of ids */
 	const char *action;
 	const char *node;      /* the actor */
 	spt_val *pre, *post;   /* records: variable -> value */
@@ -38,7 +40,20 @@ typedef int (*map_branch_fn)(void *arg, const char *branch);
 void mapping_on_branch(struct mapping *m, map_branch_fn fn, void *arg);
 /* Calls fn for each name in Branches; returns how many (0 when the mapping defines none). */
 int mapping_branches(struct mapping *m, map_branch_fn fn, void *arg, struct check_error *err);
+/* The windows' values live in the mapping's arenas: pre, params and input, and the parts of
+ * post that are the nodes' states, in the live arena (tags live_tags), until the mapping
+ * compacts it; fn is called first, where a driver that hands windows to other threads waits
+ * for them to be done. The rest of post lives until the next event. */
+void mapping_live_tags(const struct mapping *m, unsigned char tags[2]);
+void mapping_on_compact(struct mapping *m, void (*fn)(void *arg), void *arg);
+
 /* Reads every event of r and calls fn for each window, in the order windows end. */
 int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void *arg, struct check_error *err);
+/* The same for the windows that open at events from..to-1 (0-based ordinals): the events before
+ * `from` only move the cluster on (no window opens), and reading stops after `to` once every
+ * window opened before it is closed. Parts [0, k), [k, l), ... give every window once; their ids
+ * are in order within a part (merge by closed_at, closed_by_end). */
+int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, uint64_t to, map_window_fn fn,
+		      void *arg, struct check_error *err);
 
 #endif

@@ -92,7 +92,7 @@ static double now(void)
 
 void cli_progress(struct cli *c, const char *fmt, ...)
 {
-	if (!isatty(STDERR_FILENO))
+	if (c->json || c->quiet || !isatty(STDERR_FILENO))
 		return;
 	double t = now();
 	if (c->progress_at == 0)

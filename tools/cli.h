@@ -16,6 +16,7 @@ struct cli {
 	const char *cmd;  /* subcommand name, for messages */
 	const char *usage;
 	bool json;        /* --json: machine-readable output, errors as {"error": "..."} */
+	bool quiet;       /* --quiet: no progress lines */
 	double progress_at;
 };
 
@@ -30,7 +31,8 @@ void cli_begin(struct cli *c, int argc, char **argv);
 /* What getopt_long returned for --help (h), a missing value (:) or an unknown option. */
 int cli_other_opt(struct cli *c, int opt, char **argv);
 void cli_warn(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* At most about once a second, on a terminal only, overwriting the line. */
+/* At most about once a second, on a terminal only (not with --json or --quiet), overwriting the
+ * line. */
 void cli_progress(struct cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_progress_done(struct cli *c);
 /* Parses a non-negative integer option value; false (and a usage message) when malformed. */

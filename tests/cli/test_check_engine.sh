@@ -1,0 +1,54 @@
+#!/bin/sh
+# The checker's engine is invisible to its verdicts: on every spec, mapping and trace of the
+# repository, the cache of definition applications (--no-cache evaluates everything) and the
+# threads (--jobs) change nothing in the report but its timings.
+. tests/cli/lib.sh
+
+strip='del(.peak_rss_kb) | .actions |= map_values(del(.seconds))'
+same() { # DESCRIPTION COMMAND... : the JSON report with and without the cache, and with 3 jobs
+	d=$1
+	shift
+	"$@" --json >"$T/a.json" 2>"$T/a.err"
+	st_a=$?
+	"$@" --json --no-cache >"$T/b.json" 2>"$T/b.err"
+	st_b=$?
+	check_eq "$d: exit status without the cache" "$st_a" "$st_b"
+	if [ "$st_a" != 0 ]; then
+		check_eq "$d: the same error without the cache" "$(jq -r .error "$T/a.json")" "$(jq -r .error "$T/b.json")"
+		return
+	fi
+	check_eq "$d: report without the cache" "$(jq -cS "$strip" "$T/a.json")" "$(jq -cS "$strip" "$T/b.json")"
+	check "$d: a report with windows" [ "$(jq '[.actions[].windows] | add // 0' "$T/a.json")" -gt 0 ]
+	case "$*" in
+	*--map*.spt*)
+		"$@" --json --jobs 3 >"$T/c.json" 2>"$T/c.err"
+		check_eq "$d: report with --jobs 3" "$(jq -cS "$strip" "$T/a.json")" "$(jq -cS "$strip" "$T/c.json")"
+		;;
+	esac
+}
+
+# Window files: the Raft-like spec and its mutants, every action.
+R=tests/replay/raft
+for w in "$R"/windows/*.ndjson; do
+	act=$(basename "$w" .ndjson)
+	for s in "$R/Raft.tla" "$R"/mutants/*.tla; do
+		same "$(basename "$s" .tla) $act" "$SPECTAP" check --spec "$s" --cfg "$R/Raft.cfg" --windows "$w" --action "$act" --max-failures 100
+	done
+done
+C=tests/replay/counter
+same "Counter Inc" "$SPECTAP" check --spec $C/Counter.tla --windows $C/inc.ndjson --action Inc
+
+# Traces through mappings: the counter, ZooKeeper's election (the faithful spec and every
+# candidate, both mappings) and RedisRaft's leader kill.
+"$SPECTAP" import --from json $C/counter.ndjson -o "$T/counter.spt" >/dev/null
+same "Counter trace" "$SPECTAP" check --spec $C/Counter.tla --map $C/CounterMap.tla "$T/counter.spt"
+Z=systems/zookeeper/spec
+"$SPECTAP" import --from json tests/data/zk/election.ndjson -o "$T/zk.spt" >/dev/null
+for s in $Z/ZkFle.tla $Z/candidates/*/ZkFle.tla; do
+	for m in ZkFleMap ZkBenchMap; do
+		same "$(basename "$(dirname "$s")") $m" "$SPECTAP" check --spec "$s" --cfg $Z/ZkFle.cfg --map $Z/$m.tla "$T/zk.spt" --max-failures 100
+	done
+done
+"$SPECTAP" import --from json tests/data/rr/leader-kill.ndjson -o "$T/rr.spt" >/dev/null
+same "RedisRaft" "$SPECTAP" check --spec systems/redisraft/spec/RedisRaft.tla --map systems/redisraft/spec/RrBenchMap.tla "$T/rr.spt"
+finish
