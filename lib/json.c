@@ -9,6 +9,8 @@
 
 #define JSON_MAX_DEPTH 200
 
+#define STR_CACHE 256 /* strings seen in this input, reused (object keys repeat) */
+
 struct parser {
 	struct spt_arena *a;
 	const char *s;
@@ -17,6 +19,7 @@ struct parser {
 	int depth;
 	struct spt_json_error *err;
 	bool oom;
+	spt_val *strs[STR_CACHE];
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(struct parser *p, size_t at, const char *fmt,
@@ -50,6 +53,7 @@ static void skip_ws(struct parser *p)
 
 static int parse_value(struct parser *p, spt_val **out);
 static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain);
+static spt_val *str_value(struct parser *p, const char *s, size_t n);
 
 static int hex4(struct parser *p, size_t at, unsigned *out)
 {
@@ -194,6 +198,26 @@ out:
 	return rc;
 }
 
+/* A string at p->pos as a value (escape-free ones straight from the input, cached). */
+static int parse_string_value(struct parser *p, spt_val **out)
+{
+	size_t start = p->pos + 1, i = start;
+	while (i < p->len && p->s[i] != '"' && p->s[i] != '\\' && (unsigned char)p->s[i] >= 0x20)
+		i++;
+	if (i < p->len && p->s[i] == '"') {
+		if (!(*out = str_value(p, p->s + start, i - start)))
+			return nomem(p);
+		p->pos = i + 1;
+		return 0;
+	}
+	const char *s = NULL;
+	size_t n = 0;
+	int rc = parse_string(p, &s, &n);
+	if (!rc && !(*out = spt_str(p->a, s, n)))
+		rc = nomem(p);
+	return rc;
+}
+
 static int parse_number(struct parser *p, spt_val **out)
 {
 	size_t start = p->pos, i = p->pos;
@@ -261,23 +285,47 @@ static int expect_char(struct parser *p, char c, const char *what)
 	return 0;
 }
 
+/* Items being read: the first few in place, more on the heap. */
 struct valvec {
 	spt_val **v;
 	size_t n, cap;
+	spt_val *inl[16];
 };
+
+#define VALVEC_INIT(vv) ((vv).v = (vv).inl, (vv).n = 0, (vv).cap = 16)
+#define VALVEC_FREE(vv) ((vv).v != (vv).inl ? free((vv).v) : (void)0)
 
 static int vec_push(struct parser *p, struct valvec *vv, spt_val *x)
 {
 	if (vv->n == vv->cap) {
-		size_t cap = vv->cap ? vv->cap * 2 : 8;
-		spt_val **nv = realloc(vv->v, cap * sizeof(*nv));
+		size_t cap = vv->cap * 2;
+		spt_val **nv = vv->v == vv->inl ? malloc(cap * sizeof(*nv)) : realloc(vv->v, cap * sizeof(*nv));
 		if (!nv)
 			return nomem(p);
+		if (vv->v == vv->inl)
+			memcpy(nv, vv->inl, vv->n * sizeof(*nv));
 		vv->v = nv;
 		vv->cap = cap;
 	}
 	vv->v[vv->n++] = x;
 	return 0;
+}
+
+/* A string value of these bytes: one seen before in this input, or a new one. */
+static spt_val *str_value(struct parser *p, const char *s, size_t n)
+{
+	uint64_t w = 0, z = 0;
+	memcpy(&w, s, n < 8 ? n : 8);
+	if (n > 8)
+		memcpy(&z, s + n - 8, 8);
+	uint64_t h = (w * 0x9e3779b97f4a7c15ULL) ^ (z * 0xc2b2ae3d27d4eb4fULL) ^ (n * 0x165667b19e3779f9ULL);
+	spt_val **slot = &p->strs[(h >> 56) & (STR_CACHE - 1)];
+	spt_val *v = *slot;
+	if (v && v->n == n && !memcmp(v->u.s, s, n))
+		return v;
+	if ((v = spt_str(p->a, s, n)))
+		*slot = v;
+	return v;
 }
 
 static int parse_array_items(struct parser *p, struct valvec *items)
@@ -369,7 +417,9 @@ static int decode_tagged(struct parser *p, size_t at, spt_val *key, spt_val *val
 static int parse_object(struct parser *p, spt_val **out, spt_val **plain)
 {
 	size_t at = p->pos++;
-	struct valvec keys = { 0 }, vals = { 0 };
+	struct valvec keys, vals;
+	VALVEC_INIT(keys);
+	VALVEC_INIT(vals);
 	bool tagged = p->flags & SPT_JSON_TAGGED, first_is_rec = false;
 	spt_val *rec_plain = NULL; /* the first value's plain reading, when its key is "$rec" */
 	struct spt_json_error deferred = { 0 }; /* why a reading of the first value is invalid */
@@ -390,15 +440,11 @@ static int parse_object(struct parser *p, spt_val **out, spt_val **plain)
 			goto out;
 		}
 		size_t key_at = p->pos;
-		const char *k;
-		size_t klen;
-		if ((rc = parse_string(p, &k, &klen)))
+		spt_val *kv, *v;
+		if ((rc = parse_string_value(p, &kv)))
 			goto out;
-		spt_val *kv = spt_str(p->a, k, klen), *v;
-		if (!kv) {
-			rc = nomem(p);
-			goto out;
-		}
+		const char *k = kv->u.s;
+		size_t klen = kv->n;
 		if (keys.n == 0)
 			first_is_rec = tagged && key_is(kv, "$rec");
 		if ((rc = expect_char(p, ':', "':'")) ||
@@ -408,7 +454,7 @@ static int parse_object(struct parser *p, spt_val **out, spt_val **plain)
 			deferred = *p->err;
 		/* Small objects: name the duplicate where it stands. Large ones: the sort finds it. */
 		for (size_t i = 0; keys.n <= 32 && i < keys.n; i++)
-			if (spt_value_eq(keys.v[i], kv)) {
+			if (keys.v[i] == kv || spt_value_eq(keys.v[i], kv)) {
 				rc = fail(p, key_at, "duplicate key \"%.*s\"", (int)klen, k);
 				goto out;
 			}
@@ -457,8 +503,8 @@ static int parse_object(struct parser *p, spt_val **out, spt_val **plain)
 	if (!as_tag && !(plain && as_plain))
 		rc = -EINVAL;
 out:
-	free(keys.v);
-	free(vals.v);
+	VALVEC_FREE(keys);
+	VALVEC_FREE(vals);
 	return rc;
 }
 
@@ -492,24 +538,20 @@ static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain)
 		rc = parse_object(p, out, plain);
 		break;
 	case '[': {
-		struct valvec items = { 0 };
+		struct valvec items;
+		VALVEC_INIT(items);
 		rc = parse_array_items(p, &items);
 		if (!rc) {
 			*out = items.n ? spt_seq(p->a, items.v, items.n) : spt_empty_fun(p->a, SPT_SEQ);
 			if (!*out)
 				rc = nomem(p);
 		}
-		free(items.v);
+		VALVEC_FREE(items);
 		break;
 	}
-	case '"': {
-		const char *s;
-		size_t n;
-		rc = parse_string(p, &s, &n);
-		if (!rc && !(*out = spt_str(p->a, s, n)))
-			rc = nomem(p);
+	case '"':
+		rc = parse_string_value(p, out);
 		break;
-	}
 	case 't': rc = parse_literal(p, "true", out); break;
 	case 'f': rc = parse_literal(p, "false", out); break;
 	case 'n': rc = parse_literal(p, "null", out); break;
