@@ -1,6 +1,7 @@
 /* spectap check: Transition Validation of canonical windows against a TLA+ spec. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,10 @@ static const char usage[] =
 	"                   action it names, and each is checked as above; with --windows,\n"
 	"                   M's WindowVars(state) and WindowParams(window) convert each window\n"
 	"  --max-failures N diagnoses listed per action (default 10; all are counted)\n"
-	"  --jobs N         with --map: the mapping on one thread, N - 1 threads checking its\n"
-	"                   windows (default 1); the verdicts and the report are the same with\n"
-	"                   any number; worth it when checking, not mapping, dominates\n"
+	"  --jobs N         threads (default 1): a window file is cut into N parts; a trace is\n"
+	"                   mapped on one thread and its windows checked on N - 1 others (worth\n"
+	"                   it when checking, not mapping, dominates); the verdicts and the\n"
+	"                   report are the same with any number\n"
 	"  --quiet          no progress line (there is none with --json either)\n"
 	"  --no-cache       evaluate every application of a definition, cached or not (slower;\n"
 	"                   to check that caching changes nothing)\n"
@@ -84,44 +86,41 @@ static int convert(struct checker *ck, spt_val **pre, spt_val **post, spt_val *w
 	return 0;
 }
 
-static int check_file(struct cli *c, struct checker *ck, const char *path, const char *action,
-		      uint64_t max_failures, bool mapped, struct tally *t)
+/* Checks the windows of lines data[0, len) (the first is line first_line) into t; on an error,
+ * its message in err and -1 (0 when all went through). */
+static int check_lines(struct checker *ck, const char *name, const char *data, size_t len, uint64_t first_line,
+		       const char *action, uint64_t max_failures, bool mapped, struct tally *t, char *err_out,
+		       size_t err_size, struct cli *progress)
 {
-	struct cli_input in;
-	int rc = cli_input_open(c, path, &in);
-	if (rc)
-		return rc;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	const char *p = in.data, *end = in.data + in.len;
-	uint64_t line = 0;
-	rc = CLI_OK;
-	while (p < end && rc == CLI_OK) {
+	const char *p = data, *end = data + len;
+	uint64_t line = first_line - 1;
+	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		line++;
 		const char *l = p;
-		p += len + (nl ? 1 : 0);
+		p += n + (nl ? 1 : 0);
 		size_t k = 0;
-		while (k < len && (l[k] == ' ' || l[k] == '\t' || l[k] == '\r'))
+		while (k < n && (l[k] == ' ' || l[k] == '\t' || l[k] == '\r'))
 			k++;
-		if (k == len)
+		if (k == n)
 			continue;
 		struct spt_arena *a = checker_window_arena(ck);
 		spt_arena_reset(a);
 		memo_collect(&checker_interp(ck)->memo); /* nothing holds a value of the last window */
 		spt_val *w;
 		struct spt_json_error je = { 0 };
-		if (spt_json_parse(a, l, len, 0, &w, &je)) {
-			rc = cli_fail(c, "%s:%" PRIu64 ":%u: %s", in.name, line, je.col, je.msg);
-			break;
+		if (spt_json_parse(a, l, n, 0, &w, &je)) {
+			snprintf(err_out, err_size, "%s:%" PRIu64 ":%u: %s", name, line, je.col, je.msg);
+			return -1;
 		}
 		spt_val *pre = w->kind == SPT_REC ? spt_rec_get(w, "pre_state") : NULL;
 		spt_val *post = w->kind == SPT_REC ? spt_rec_get(w, "post_state") : NULL;
 		if (!pre || !post || !spt_is_fun(pre) || !spt_is_fun(post) || (pre->n && pre->kind != SPT_REC) ||
 		    (post->n && post->kind != SPT_REC)) {
-			rc = cli_fail(c, "%s:%" PRIu64 ":1: a window needs \"pre_state\" and \"post_state\" objects", in.name, line);
-			break;
+			snprintf(err_out, err_size, "%s:%" PRIu64 ":1: a window needs \"pre_state\" and \"post_state\" objects", name,
+				 line);
+			return -1;
 		}
 		spt_val *act = spt_rec_get(w, "action");
 		if (act && (act->kind != SPT_STR || strcmp(act->u.s, action))) {
@@ -129,16 +128,13 @@ static int check_file(struct cli *c, struct checker *ck, const char *path, const
 			continue;
 		}
 		struct window_result res;
-		struct check_error err;
+		struct check_error err = { "" };
 		/* Windows that spectap windows wrote carry the mapping's parameter binding. */
 		spt_val *params = spt_rec_get(w, "params");
-		if (mapped && (convert(ck, &pre, &post, w, &params, &err))) {
-			rc = cli_fail(c, "%s (window at %s:%" PRIu64 ")", err.msg, in.name, line);
-			break;
-		}
-		if (checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err)) {
-			rc = cli_fail(c, "%s (window at %s:%" PRIu64 ")", err.msg, in.name, line);
-			break;
+		if ((mapped && convert(ck, &pre, &post, w, &params, &err)) ||
+		    checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err)) {
+			snprintf(err_out, err_size, "%s (window at %s:%" PRIu64 ")", err.msg, name, line);
+			return -1;
 		}
 		t->windows++;
 		if (res.passed) {
@@ -151,18 +147,115 @@ static int check_file(struct cli *c, struct checker *ck, const char *path, const
 			if (!f.id || !(f.where = strdup(where)) || !(f.where_json = strdup(where_json)) ||
 			    check_diagnose(action, &res, &f) || tally_add_failure(t, &f)) {
 				failure_free(&f);
-				rc = cli_fail(c, "out of memory");
-				break;
+				snprintf(err_out, err_size, "out of memory (window at %s:%" PRIu64 ")", name, line);
+				return -1;
 			}
 		}
-		if ((t->windows & 0xff) == 0)
-			cli_progress(c, "%" PRIu64 " windows, %" PRIu64 " passed", t->windows, t->passed);
+		if (progress && (t->windows & 0xff) == 0)
+			cli_progress(progress, "%" PRIu64 " windows, %" PRIu64 " passed", t->windows, t->passed);
+	}
+	return 0;
+}
+
+/* One part of a window file checked by a thread of its own. */
+struct lines_part {
+	const char *map, *spec, *cfg, *name, *action, *data;
+	size_t len;
+	uint64_t first_line, max_failures;
+	bool mapped, no_memo;
+	struct tally t;
+	int rc;
+	char err[1200];
+	pthread_t thread;
+};
+
+static void *check_part(void *arg)
+{
+	struct lines_part *lp = arg;
+	struct checker *ck;
+	struct check_error err = { "" };
+	if (lp->mapped ? checker_new_mapped(lp->map, lp->spec, lp->cfg, &ck, &err) : checker_new(lp->spec, lp->cfg, &ck, &err)) {
+		snprintf(lp->err, sizeof(lp->err), "%s", err.msg);
+		lp->rc = -1;
+		return NULL;
+	}
+	checker_interp(ck)->no_memo = lp->no_memo;
+	lp->rc = check_lines(ck, lp->name, lp->data, lp->len, lp->first_line, lp->action, lp->max_failures, lp->mapped,
+			     &lp->t, lp->err, sizeof(lp->err), NULL);
+	checker_free(ck);
+	return NULL;
+}
+
+struct file_opts {
+	const char *map, *spec, *cfg, *path, *action;
+	uint64_t max_failures, jobs;
+	bool no_memo;
+};
+
+static int check_file(struct cli *c, struct checker *ck, const struct file_opts *o, struct tally *t)
+{
+	struct cli_input in;
+	int rc = cli_input_open(c, o->path, &in);
+	if (rc)
+		return rc;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	char err[1200] = "";
+	unsigned jobs = o->jobs > 1 && in.len > 65536 ? (unsigned)o->jobs : 1;
+	if (jobs == 1) {
+		rc = check_lines(ck, in.name, in.data, in.len, 1, o->action, o->max_failures, o->map != NULL, t, err,
+				 sizeof(err), c);
+	} else {
+		/* Parts of about equal size, cut at line ends; each thread loads the spec itself. */
+		struct lines_part *parts = calloc(jobs, sizeof(*parts));
+		if (!parts) {
+			cli_input_close(&in);
+			return cli_fail(c, "out of memory");
+		}
+		size_t from = 0;
+		uint64_t line = 1;
+		for (unsigned j = 0; j < jobs; j++) {
+			size_t to = j + 1 == jobs ? in.len : in.len / jobs * (j + 1);
+			if (to < from)
+				to = from;
+			const char *nl = to < in.len ? memchr(in.data + to, '\n', in.len - to) : NULL;
+			to = j + 1 == jobs ? in.len : nl ? (size_t)(nl - in.data) + 1 : in.len;
+			parts[j] = (struct lines_part){ o->map, o->spec, o->cfg, in.name, o->action, in.data + from, to - from, line,
+							o->max_failures, o->map != NULL, o->no_memo };
+			for (size_t k = from; k < to; k++)
+				line += in.data[k] == '\n';
+			from = to;
+		}
+		for (unsigned j = 0; j < jobs; j++)
+			if (pthread_create(&parts[j].thread, NULL, check_part, &parts[j])) {
+				snprintf(parts[j].err, sizeof(parts[j].err), "cannot start a thread (--jobs %u): try fewer", jobs);
+				parts[j].rc = -1;
+				parts[j].thread = 0;
+			}
+		for (unsigned j = 0; j < jobs; j++)
+			if (parts[j].thread)
+				pthread_join(parts[j].thread, NULL);
+		rc = 0;
+		for (unsigned j = 0; j < jobs; j++) {
+			if (parts[j].rc && !rc) {
+				rc = -1;
+				snprintf(err, sizeof(err), "%s", parts[j].err);
+			}
+			t->windows += parts[j].t.windows;
+			t->passed += parts[j].t.passed;
+			t->skipped += parts[j].t.skipped;
+			for (size_t f = 0; f < parts[j].t.n_fails; f++)
+				if (t->listed < o->max_failures)
+					tally_add_failure(t, &parts[j].t.fails[f]);
+			tally_free(&parts[j].t);
+		}
+		free(parts);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	t->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	cli_progress_done(c);
 	cli_input_close(&in);
-	return rc;
+	return rc ? cli_fail(c, "%s", err) : CLI_OK;
 }
 
 int cmd_check(int argc, char **argv)
@@ -236,7 +329,8 @@ int cmd_check(int argc, char **argv)
 		rc = cli_fail(&c, "out of memory");
 		goto out;
 	}
-	rc = check_file(&c, ck, windows, action, max_failures, map != NULL, &t);
+	struct file_opts fo = { map, spec, cfg, windows, action, max_failures, jobs, no_memo };
+	rc = check_file(&c, ck, &fo, &t);
 	if (rc == CLI_OK)
 		check_report(&c, &t, 1);
 	tally_free(&t);

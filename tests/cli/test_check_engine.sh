@@ -35,6 +35,15 @@ for w in "$R"/windows/*.ndjson; do
 		same "$(basename "$s" .tla) $act" "$SPECTAP" check --spec "$s" --cfg "$R/Raft.cfg" --windows "$w" --action "$act" --max-failures 100
 	done
 done
+# A window file cut into parts (--jobs): the same report, failures in line order.
+for i in 1 2 3 4 5 6 7 8 9 10; do cat "$R/windows/HandleRequestVoteRequest.ndjson"; done >"$T/many.ndjson"
+check "the window file is large enough to be cut" [ "$(wc -c <"$T/many.ndjson")" -gt 65536 ]
+for s in "$R/Raft.tla" "$R/mutants/RaftDroppedGuard.tla"; do
+	"$SPECTAP" check --spec "$s" --cfg "$R/Raft.cfg" --windows "$T/many.ndjson" --action HandleRequestVoteRequest --json --max-failures 7 >"$T/j1.json"
+	"$SPECTAP" check --spec "$s" --cfg "$R/Raft.cfg" --windows "$T/many.ndjson" --action HandleRequestVoteRequest --json --max-failures 7 --jobs 3 >"$T/j3.json"
+	check_eq "$(basename "$s"): a window file in 3 parts" "$(jq -cS "$strip" "$T/j1.json")" "$(jq -cS "$strip" "$T/j3.json")"
+done
+check "a mutant fails some of the many windows" [ "$(jq '.actions[].failures | length' "$T/j1.json")" -gt 0 ]
 C=tests/replay/counter
 same "Counter Inc" "$SPECTAP" check --spec $C/Counter.tla --windows $C/inc.ndjson --action Inc
 
