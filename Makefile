@@ -426,6 +426,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@BUILD=$(BUILD) sh bench/run.sh
 	@BUILD=$(BUILD) sh bench/bench_check.sh
+	@BUILD=$(BUILD) sh bench/bench_checker.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -164,3 +164,14 @@ void check_report(struct cli *c, const struct tally *ts, size_t n)
 	else
 		printf("score: %g (mean over %zu action%s with windows)\n", sum / (double)with, with, with == 1 ? "" : "s");
 }
+
+void check_oom_hint(char *msg, size_t size)
+{
+	if (!strstr(msg, "out of memory"))
+		return;
+	size_t n = strlen(msg);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	snprintf(msg + n, size - n, "; spectap had %ld MB when memory ran out: check fewer windows at a time (a shorter "
+		 "trace, fewer --jobs) or give it more memory", ru.ru_maxrss / 1024);
+}

@@ -32,6 +32,8 @@ int tally_add_failure(struct tally *t, struct failure *f);
 /* Per action, then the score: the mean over actions that have windows. */
 void check_report(struct cli *c, const struct tally *ts, size_t n);
 void tally_free(struct tally *t);
+/* Appends to an "out of memory" message what ran out and what to try. */
+void check_oom_hint(char *msg, size_t size);
 void failure_free(struct failure *f);
 
 #endif

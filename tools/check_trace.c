@@ -95,7 +95,8 @@ static int check_one(struct checker *ck, const struct check_trace_opts *o, struc
 	struct window_result res;
 	struct check_error err = { "" };
 	spt_arena_reset(checker_window_arena(ck));
-	if (checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err))
+	if (checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err) &&
+	    (check_oom_hint(err.msg, sizeof(err.msg)), true))
 		return results_fail(r, -EINVAL, "%s (window %" PRIu64 ": node %s, events %" PRIu64 "..%" PRIu64 ")",
 				    err.msg[0] ? err.msg : "the check failed", id, node, first, last);
 	t->windows++;
@@ -372,8 +373,10 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 			out = cli_fail(c, "%s", ws[j].res.err);
 	if (out == CLI_OK && p->inline_res.rc)
 		out = cli_fail(c, "%s", p->inline_res.err);
-	if (out == CLI_OK && rc < 0)
+	if (out == CLI_OK && rc < 0) {
+		check_oom_hint(err.msg, sizeof(err.msg));
 		out = cli_fail(c, "%s", err.msg[0] ? err.msg : strerror(-rc));
+	}
 	ws[nw].res = p->inline_res;
 	struct results *all = calloc(nw + 1, sizeof(*all));
 	struct tally *ts = NULL;

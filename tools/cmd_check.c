@@ -133,6 +133,7 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 		spt_val *params = spt_rec_get(w, "params");
 		if ((mapped && convert(ck, &pre, &post, w, &params, &err)) ||
 		    checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err)) {
+			check_oom_hint(err.msg, sizeof(err.msg));
 			snprintf(err_out, err_size, "%s (window at %s:%" PRIu64 ")", err.msg, name, line);
 			return -1;
 		}
