@@ -69,6 +69,9 @@ enum ref_kind {
 /* Nat, Int, ... (REF_SET). */
 enum builtin_set { BS_NAT, BS_INT, BS_REAL, BS_STRING, BS_BOOLEAN };
 
+/* A_UNSUPPORTED's num: which temporal construct (its operands are a[]). */
+enum temporal { T_OTHER = 0, T_ALWAYS, T_EVENTUALLY, T_LEADSTO, T_WF, T_SF, T_ENABLED };
+
 /* Expression levels, as TLA+ defines them. */
 enum level { L_CONST = 0, L_STATE = 1, L_ACTION = 2, L_TEMPORAL = 3 };
 

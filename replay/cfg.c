@@ -72,7 +72,8 @@ static bool is_keyword(const char *w)
 	static const char *const kw[] = { "CONSTANT", "CONSTANTS", "INIT", "NEXT", "SPECIFICATION",
 					  "INVARIANT", "INVARIANTS", "PROPERTY", "PROPERTIES", "SYMMETRY",
 					  "VIEW", "CONSTRAINT", "CONSTRAINTS", "ACTION_CONSTRAINT",
-					  "ACTION_CONSTRAINTS", "CHECK_DEADLOCK", "POSTCONDITION", "ALIAS", NULL };
+					  "ACTION_CONSTRAINTS", "CHECK_DEADLOCK", "POSTCONDITION", "POSTCONDITIONS",
+					  "ALIAS", NULL };
 	for (const char *const *k = kw; *k; k++)
 		if (!strcmp(*k, w))
 			return true;
@@ -94,14 +95,22 @@ static const char *list_name(struct lex *l)
 	return name;
 }
 
-static int value(struct lex *l, spt_val **out)
+static int value_at(struct lex *l, spt_val **out, int depth);
+
+static int value(struct lex *l, spt_val **out) { return value_at(l, out, 0); }
+
+static int value_at(struct lex *l, spt_val **out, int depth)
 {
 	struct spt_arena *a = spec_arena(l->spec);
 	skip(l);
 	if (*l->p == '{') {
+		if (depth >= 100)
+			return bad(l, "sets nested more than 100 deep");
 		l->p++;
-		spt_val *items[1024];
-		size_t n = 0;
+		size_t n = 0, cap = 16;
+		spt_val **items = spt_arena_alloc(a, cap * sizeof(*items));
+		if (!items)
+			return -ENOMEM;
 		skip(l);
 		if (*l->p == '}') {
 			l->p++;
@@ -109,9 +118,15 @@ static int value(struct lex *l, spt_val **out)
 			return 0;
 		}
 		for (;;) {
-			if (n == 1024)
-				return bad(l, "set with more than 1024 elements");
-			int rc = value(l, &items[n++]);
+			if (n == cap) {
+				spt_val **more = spt_arena_alloc(a, 2 * cap * sizeof(*more));
+				if (!more)
+					return -ENOMEM;
+				memcpy(more, items, n * sizeof(*more));
+				items = more;
+				cap *= 2;
+			}
+			int rc = value_at(l, &items[n++], depth + 1);
 			if (rc)
 				return rc;
 			skip(l);
@@ -159,6 +174,44 @@ static int value(struct lex *l, spt_val **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+/* An optional [Module] before a substitution's right side. */
+static int module_prefix(struct lex *l, const char **module)
+{
+	skip(l);
+	if (*l->p != '[')
+		return 0;
+	l->p++;
+	if (!(*module = word(l)))
+		return bad(l, "a module name expected after [");
+	skip(l);
+	if (*l->p != ']')
+		return bad(l, "']' expected after the module name");
+	l->p++;
+	return 0;
+}
+
+static int push_name(struct cfg_names *ns, const char *name, uint32_t line)
+{
+	const char **n = realloc(ns->names, (ns->n + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	ns->names = n;
+	uint32_t *ln = realloc(ns->lines, (ns->n + 1) * sizeof(*ln));
+	if (!ln)
+		return -ENOMEM;
+	ns->lines = ln;
+	ns->names[ns->n] = name;
+	ns->lines[ns->n++] = line;
+	return 0;
+}
+
+static void names_free(struct cfg_names *ns)
+{
+	free(ns->names);
+	free(ns->lines);
+	memset(ns, 0, sizeof(*ns));
+}
+
 static int push_const(struct cfg *c, struct cfg_const k)
 {
 	struct cfg_const *n = realloc(c->consts, (c->n_consts + 1) * sizeof(*n));
@@ -178,12 +231,18 @@ static int constants(struct lex *l, struct cfg *c)
 			return 0;
 		skip(l);
 		struct cfg_const k = { .name = name, .line = line };
+		if (*l->p == '(')
+			return bad(l, "operator tables in the cfg (%s(...) = v) are not supported: define the operator in the spec", name);
 		if (l->p[0] == '<' && l->p[1] == '-') {
 			l->p += 2;
+			if (module_prefix(l, &k.module))
+				return -EINVAL;
 			if (!(k.op = word(l)))
 				return bad(l, "an operator name expected after <-");
 		} else if (*l->p == '=') {
 			l->p++;
+			if (module_prefix(l, &k.module))
+				return -EINVAL;
 			int rc = value(l, &k.value);
 			if (rc)
 				return rc;
@@ -200,6 +259,7 @@ int cfg_load(struct spec *s, const char *path, struct cfg *out, struct spec_erro
 {
 	memset(out, 0, sizeof(*out));
 	out->path = path;
+	out->check_deadlock = -1;
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		err->pos = (struct src_pos){ path, 0, 0 };
@@ -228,34 +288,61 @@ int cfg_load(struct spec *s, const char *path, struct cfg *out, struct spec_erro
 			rc = bad(&l, "a keyword (CONSTANT, INIT, NEXT, SPECIFICATION, INVARIANT, ...) expected");
 			break;
 		}
+		uint32_t kw_line = l.line;
 		if (!strcmp(kw, "CONSTANT") || !strcmp(kw, "CONSTANTS")) {
 			if ((rc = constants(&l, out)))
 				break;
-		} else if (!strcmp(kw, "INIT") || !strcmp(kw, "NEXT") || !strcmp(kw, "SPECIFICATION")) {
+		} else if (!strcmp(kw, "INIT") || !strcmp(kw, "NEXT") || !strcmp(kw, "SPECIFICATION") || !strcmp(kw, "VIEW") ||
+			   !strcmp(kw, "SYMMETRY") || !strcmp(kw, "ALIAS")) {
 			const char *name = word(&l);
 			if (!name || is_keyword(name)) {
 				rc = bad(&l, "%s needs a definition's name", kw);
 				break;
 			}
-			*(kw[0] == 'I' ? &out->init : kw[0] == 'N' ? &out->next : &out->spec) = name;
+			const char **slot = kw[0] == 'I' ? &out->init : kw[0] == 'N' ? &out->next : kw[1] == 'P' ? &out->spec :
+					    kw[0] == 'V' ? &out->view : kw[1] == 'Y' ? &out->symmetry : &out->alias;
+			uint32_t *lslot = kw[0] == 'I' ? &out->init_line : kw[0] == 'N' ? &out->next_line : kw[1] == 'P' ? &out->spec_line :
+					  kw[0] == 'V' ? &out->view_line : kw[1] == 'Y' ? &out->symmetry_line : &out->alias_line;
+			if (*slot) {
+				rc = bad(&l, "the keyword %s appears twice", kw);
+				break;
+			}
+			*slot = name;
+			*lslot = kw_line;
 		} else if (!strcmp(kw, "INVARIANT") || !strcmp(kw, "INVARIANTS")) {
 			for (const char *name; (name = list_name(&l));) {
 				const char **n = realloc(out->invariants, (out->n_invariants + 1) * sizeof(*n));
-				if (!n) {
+				uint32_t *ln = n ? realloc(out->invariant_lines, (out->n_invariants + 1) * sizeof(*ln)) : NULL;
+				if (n)
+					out->invariants = n;
+				if (!n || !ln) {
 					rc = -ENOMEM;
 					break;
 				}
-				out->invariants = n;
+				out->invariant_lines = ln;
+				out->invariant_lines[out->n_invariants] = l.line;
 				out->invariants[out->n_invariants++] = name;
 			}
 			if (rc)
 				break;
 		} else if (!strcmp(kw, "CHECK_DEADLOCK")) {
-			word(&l); /* TRUE or FALSE: not relevant to trace checking */
+			skip(&l);
+			const char *at = l.p, *v = word(&l);
+			if (!v || (strcmp(v, "TRUE") && strcmp(v, "FALSE"))) {
+				l.p = at;
+				rc = bad(&l, "CHECK_DEADLOCK is followed by TRUE or FALSE");
+				break;
+			}
+			out->check_deadlock = v[0] == 'T';
 		} else {
-			/* PROPERTY, SYMMETRY, VIEW, CONSTRAINT, ...: names that trace checking ignores */
-			while (list_name(&l))
-				;
+			struct cfg_names *ns = !strncmp(kw, "PROPERT", 7) ? &out->properties :
+					       !strncmp(kw, "ACTION_CONSTRAINT", 17) ? &out->action_constraints :
+					       !strncmp(kw, "CONSTRAINT", 10) ? &out->constraints : &out->postconditions;
+			for (const char *name; (name = list_name(&l));)
+				if ((rc = push_name(ns, name, l.line)))
+					break;
+			if (rc)
+				break;
 		}
 	}
 	free(text);
@@ -268,7 +355,13 @@ void cfg_free(struct cfg *c)
 {
 	free(c->consts);
 	free(c->invariants);
+	free(c->invariant_lines);
+	names_free(&c->properties);
+	names_free(&c->constraints);
+	names_free(&c->action_constraints);
+	names_free(&c->postconditions);
 	c->consts = NULL;
 	c->invariants = NULL;
+	c->invariant_lines = NULL;
 	c->n_consts = c->n_invariants = 0;
 }

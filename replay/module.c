@@ -513,8 +513,52 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 		}
 		return 0;
 	}
+	if (!strcmp(t, "assumption")) {
+		/* ASSUME e, ASSUME Name == e: kept as a definition without parameters (a named one is
+		 * also a definition of the module). */
+		TSNode name = named_field(u, "name"), e = { 0 };
+		uint32_t total = ts_node_named_child_count(u);
+		for (uint32_t i = 0; i < total; i++) {
+			TSNode ch = ts_node_named_child(u, i);
+			const char *ct = ts_node_type(ch);
+			if (!ts_node_eq(ch, name) && strcmp(ct, "def_eq") && strcmp(ct, "comment") && strcmp(ct, "block_comment"))
+				e = ch;
+		}
+		if (ts_node_is_null(e)) {
+			set_err(err, m->path, pos.line, pos.col, "malformed ASSUME");
+			return -EINVAL;
+		}
+		struct opdef *d = spt_arena_alloc(&s->arena, sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		memset(d, 0, sizeof(*d));
+		d->pos = pos;
+		d->module = m;
+		d->name = ts_node_is_null(name) ? spec_intern(s, "ASSUME", 6)
+						: spec_intern(s, m->source + ts_node_start_byte(name),
+							      ts_node_end_byte(name) - ts_node_start_byte(name));
+		d->params = spt_arena_alloc(&s->arena, sizeof(*d->params));
+		d->param_arity = spt_arena_alloc(&s->arena, sizeof(*d->param_arity));
+		pc->module = m;
+		if (!d->params || !d->param_arity || !(d->body = parse_expression(pc, src, m->path, e, err)))
+			return -EINVAL;
+		struct opdef **as = realloc(m->assumes, (m->n_assumes + 1) * sizeof(*as));
+		if (!as)
+			return -ENOMEM;
+		m->assumes = as;
+		m->assumes[m->n_assumes++] = d;
+		if (ts_node_is_null(name))
+			return 0;
+		struct opdef **defs = realloc(m->defs, (m->n_defs + 1) * sizeof(*defs));
+		if (!defs)
+			return -ENOMEM;
+		m->defs = defs;
+		m->defs[m->n_defs++] = d;
+		struct symbol sym = { .name = d->name, .kind = SYM_DEF, .def = d, .module = m };
+		return add_symbol(s, m, &sym, err, pos);
+	}
 	static const char *const ignored[] = { "header_line", "double_line", "single_line", "comment",
-					       "block_comment", "recursive_declaration", "assumption",
+					       "block_comment", "recursive_declaration",
 					       "theorem", "identifier", "extramodular_text", NULL };
 	for (const char *const *ig = ignored; *ig; ig++)
 		if (!strcmp(t, *ig))
@@ -550,10 +594,14 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 	}
 	s->mods[s->n_mods++] = m;
 	if (!(m->source = read_file(path, &m->source_len))) {
-		set_err(err, path, 0, 0, "cannot read module %s: %s%s", name, strerror(errno),
-			errno == ENOENT ? " (and it is not a standard module spectap implements: Naturals, Integers, "
-					  "Sequences, FiniteSets, TLC, SequencesExt, FiniteSetsExt, Functions)"
-					: "");
+		int e = errno;
+		char std[256] = "";
+		for (size_t i = 0, o = 0; e == ENOENT && i < sizeof(std_modules) / sizeof(std_modules[0]); i++)
+			o += (size_t)snprintf(std + o, o < sizeof(std) ? sizeof(std) - o : 0, "%s%s", i ? ", " : "",
+					      std_modules[i].name);
+		set_err(err, path, 0, 0, "cannot read module %s: %s%s%s%s", name, strerror(e),
+			e == ENOENT ? " (and it is not a standard module spectap implements: " : "", std,
+			e == ENOENT ? ")" : "");
 		return NULL;
 	}
 	TSTree *tree = ts_parser_parse_string(s->parser, NULL, m->source, (uint32_t)m->source_len);
@@ -696,6 +744,7 @@ void spec_free(struct spec *s)
 		free(m->syms);
 		free(m->variables);
 		free(m->defs);
+		free(m->assumes);
 		free(m->std);
 	}
 	free(s->mods);

@@ -287,12 +287,17 @@ static struct ast *name_app(struct conv *c, TSNode at, const char *name, TSNode 
 	return a;
 }
 
-/* A construct that is an error only if evaluated (see A_UNSUPPORTED). */
-static struct ast *unsupported(struct conv *c, TSNode n, const char *what)
+/* A construct that is an error only if evaluated (see A_UNSUPPORTED); its operands are kept
+ * (temporal formulas are read by the model checker: tk says which). */
+static struct ast *unsupported_with(struct conv *c, TSNode n, const char *what, enum temporal tk, TSNode *ops, uint32_t nops)
 {
-	struct ast *a = node(c, n, A_UNSUPPORTED, 0);
+	struct ast *a = node(c, n, A_UNSUPPORTED, nops);
 	if (!a)
 		return NULL;
+	a->num = tk;
+	for (uint32_t i = 0; i < nops; i++)
+		if (!(a->a[i] = expr(c, ops[i])))
+			return NULL;
 	char msg[256];
 	uint32_t len = ts_node_end_byte(n) - ts_node_start_byte(n);
 	snprintf(msg, sizeof(msg), "%s is not supported in evaluated expressions (at \"%.*s\"): spectap checks steps, "
@@ -301,12 +306,20 @@ static struct ast *unsupported(struct conv *c, TSNode n, const char *what)
 	return a;
 }
 
+static struct ast *unsupported(struct conv *c, TSNode n, const char *what)
+{
+	return unsupported_with(c, n, what, T_OTHER, NULL, 0);
+}
+
 static struct ast *infix(struct conv *c, TSNode n)
 {
 	TSNode sym = field(n, "symbol"), lhs = field(n, "lhs"), rhs = field(n, "rhs");
 	const char *op = op_name(sym);
-	if (!op && (is(sym, "leads_to") || is(sym, "plus_arrow")))
-		return unsupported(c, n, is(sym, "leads_to") ? "the temporal operator ~> (leads to)" : "the temporal operator -+->");
+	if (!op && (is(sym, "leads_to") || is(sym, "plus_arrow"))) {
+		TSNode ops[2] = { lhs, rhs };
+		return is(sym, "leads_to") ? unsupported_with(c, n, "the temporal operator ~> (leads to)", T_LEADSTO, ops, 2)
+					   : unsupported_with(c, n, "the temporal operator -+->", T_OTHER, ops, 2);
+	}
 	if (!op)
 		return fail(c, sym, "the infix operator %s is not supported", type(sym));
 	if (!strcmp(op, "/\\") || !strcmp(op, "\\/")) {
@@ -342,10 +355,15 @@ static struct ast *prefix(struct conv *c, TSNode n)
 		struct ast *a = node(c, n, A_UNCHANGED, 1);
 		return a && (a->a[0] = expr(c, rhs)) ? a : NULL;
 	}
-	if (is(sym, "always") || is(sym, "eventually"))
-		return unsupported(c, n, is(sym, "always") ? "the temporal operator [] (always)" : "the temporal operator <> (eventually)");
-	if (is(sym, "enabled"))
-		return unsupported(c, n, "ENABLED");
+	if (is(sym, "always") || is(sym, "eventually")) {
+		TSNode ops[1] = { rhs };
+		return is(sym, "always") ? unsupported_with(c, n, "the temporal operator [] (always)", T_ALWAYS, ops, 1)
+					 : unsupported_with(c, n, "the temporal operator <> (eventually)", T_EVENTUALLY, ops, 1);
+	}
+	if (is(sym, "enabled")) {
+		TSNode ops[1] = { rhs };
+		return unsupported_with(c, n, "ENABLED", T_ENABLED, ops, 1);
+	}
 	const char *op = op_name(sym);
 	if (!op)
 		return fail(c, sym, "the prefix operator %s is not supported", type(sym));
@@ -815,8 +833,21 @@ static struct ast *expr_node(struct conv *c, TSNode n)
 			a->num = !strcmp(t, "step_expr_no_stutter");
 		return a;
 	}
-	if (!strcmp(t, "fairness"))
-		return unsupported(c, n, "fairness (WF_/SF_)");
+	if (!strcmp(t, "fairness")) {
+		/* WF_v(A), SF_v(A): the subscript and the action. */
+		TSNode *ks;
+		uint32_t nk = kids(c, n, &ks, NULL);
+		if (!ks)
+			return NULL;
+		uint32_t a0 = ts_node_start_byte(n);
+		bool strong = c->src[a0] == 'S';
+		TSNode ops[2];
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < nk && k < 2; i++)
+			if (!is(ks[i], "WF") && !is(ks[i], "SF"))
+				ops[k++] = ks[i];
+		return unsupported_with(c, n, "fairness (WF_/SF_)", strong ? T_SF : T_WF, ops, k);
+	}
 	if (!strcmp(t, "temporal_forall") || !strcmp(t, "temporal_exists"))
 		return unsupported(c, n, "temporal quantification (\\AA, \\EE)");
 	return fail(c, n, "%s is not supported", t);

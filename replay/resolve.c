@@ -436,7 +436,6 @@ static int res_expr(struct resolver *R, struct rscope *sc, struct ast *e)
 	case A_STR:
 	case A_BOOL:
 	case A_AT:
-	case A_UNSUPPORTED:
 		break;
 	case A_NAME:
 		if (!(rc = res_name(R, sc, e, false, 0)))
@@ -557,7 +556,9 @@ static uint8_t lvl_expr(struct lvl *L, struct ast *e)
 	case A_AT:
 		break;
 	case A_UNSUPPORTED:
-		l = L_TEMPORAL;
+		for (uint32_t i = 0; i < e->n; i++)
+			lvl_expr(L, e->a[i]);
+		l = e->num == T_ENABLED ? L_STATE : L_TEMPORAL;
 		break;
 	case A_NAME:
 		switch (e->ref) {
@@ -888,6 +889,11 @@ static int resolve_module(struct resolver *R, struct module *m)
 	}
 	for (uint32_t i = 0; i < m->n_defs; i++) {
 		int rc = res_def(R, m->defs[i], NULL, m);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t i = 0; i < m->n_assumes; i++) {
+		int rc = res_def(R, m->assumes[i], NULL, m);
 		if (rc)
 			return rc;
 	}

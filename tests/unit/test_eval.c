@@ -415,6 +415,33 @@ static void test_cfg(void)
 	cfg_err(__LINE__, "INIT Init\nFOO Bar\n", 2, 4, "a keyword");
 	cfg_err(__LINE__, "CONSTANT N = \"abc\n", 1, 14, "unterminated string");
 	cfg_err(__LINE__, "CONSTANT S = {1, 2\nINIT Init\n", 2, 1, "',' or '}' expected");
+
+	/* every keyword TLC reads, lists across lines, nested sets */
+	write_file("Full.cfg", "\\* comment\nCONSTANTS N = 3\n  S = {{1, 2}, {}}\n  P <- [Mod] Q\n"
+			       "SPECIFICATION Spec\nINVARIANT A B\nINVARIANTS\n  C\nPROPERTY L1\nPROPERTIES L2\n"
+			       "CONSTRAINT K1\nACTION_CONSTRAINT K2 K3\nVIEW V\nSYMMETRY Sym\nALIAS Al\n"
+			       "CHECK_DEADLOCK FALSE\nPOSTCONDITION Post\n");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/Full.cfg", TMP);
+	struct cfg c;
+	struct spec_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = cfg_load(S, path, &c, &err);
+	CHECKF(rc == 0, "Full.cfg: %s", err.msg);
+	if (rc)
+		return;
+	CHECK(c.n_consts == 3);
+	CHECK(c.n_consts == 3 && !strcmp(c.consts[2].op, "Q") && !strcmp(c.consts[2].module, "Mod"));
+	CHECK(c.n_consts == 3 && c.consts[1].value->kind == SPT_SET && c.consts[1].value->n == 2);
+	CHECK(c.spec && !strcmp(c.spec, "Spec") && c.spec_line == 5);
+	CHECK(c.n_invariants == 3 && !strcmp(c.invariants[2], "C") && c.invariant_lines[2] == 8);
+	CHECK(c.properties.n == 2 && !strcmp(c.properties.names[1], "L2"));
+	CHECK(c.constraints.n == 1 && c.action_constraints.n == 2 && !strcmp(c.action_constraints.names[1], "K3"));
+	CHECK(c.view && !strcmp(c.view, "V") && c.symmetry && !strcmp(c.symmetry, "Sym") && c.alias && !strcmp(c.alias, "Al"));
+	CHECK(c.check_deadlock == 0);
+	CHECK(c.postconditions.n == 1 && c.postconditions.lines[0] == 17);
+	cfg_free(&c);
+	cfg_err(__LINE__, "CHECK_DEADLOCK maybe\n", 1, 16, "TRUE or FALSE");
 }
 
 /* ---- setup ---- */
