@@ -12,6 +12,9 @@
 #define SQX "SequencesExt"
 #define FUN "Functions"
 #define BAG "Bags"
+#define BGX "BagsExt"
+#define FLD "Folds"
+#define H(mask, fn) 0, false, mask, fn /* an operator taking operators (mask: which arguments) */
 
 const struct builtin builtins[] = {
 	/* Naturals / Integers */
@@ -32,13 +35,13 @@ const struct builtin builtins[] = {
 	{ INT, "-.", 1, bi_neg },
 	{ INT, "-", 1, bi_neg },
 	/* core TLA+: sets, equality, Booleans */
-	{ "", "\\cup", 2, bi_cup },
-	{ "", "\\union", 2, bi_cup },
-	{ "", "\\cap", 2, bi_cap },
-	{ "", "\\intersect", 2, bi_cap },
-	{ "", "\\", 2, bi_setminus },
-	{ "", "\\setminus", 2, bi_setminus },
-	{ "", "\\subseteq", 2, bi_subseteq },
+	{ "", "\\cup", 2, bi_cup, BI_CUP },
+	{ "", "\\union", 2, bi_cup, BI_CUP },
+	{ "", "\\cap", 2, bi_cap, BI_CAP },
+	{ "", "\\intersect", 2, bi_cap, BI_CAP },
+	{ "", "\\", 2, bi_setminus, BI_SETMINUS },
+	{ "", "\\setminus", 2, bi_setminus, BI_SETMINUS },
+	{ "", "\\subseteq", 2, bi_subseteq, BI_SUBSETEQ },
 	{ "", "SUBSET", 1, bi_subset, BI_SUBSET },
 	{ "", "UNION", 1, bi_union },
 	{ "", "DOMAIN", 1, bi_domain },
@@ -67,6 +70,7 @@ const struct builtin builtins[] = {
 	{ SEQ, "\\circ", 2, bi_concat },
 	{ SEQ, "SubSeq", 3, bi_subseq },
 	{ SEQ, "Seq", 1, NULL, BI_SEQSET },
+	{ SEQ, "SelectSeq", 2, NULL, H(2, bi_select_seq) },
 	/* TLC */
 	{ TLC, ":>", 2, bi_one_point },
 	{ TLC, "@@", 2, bi_merge },
@@ -78,10 +82,22 @@ const struct builtin builtins[] = {
 	{ TLC, "TLCEval", 1, bi_tlceval },
 	{ TLC, "TLCSet", 2, bi_tlcset, 0, true },
 	{ TLC, "TLCGet", 1, bi_tlcget, 0, true },
+	{ TLC, "SortSeq", 2, NULL, H(2, bi_sort_seq) },
+	{ TLC, "RandomElement", 1, bi_random_element, 0, true },
+	{ TLC, "JavaTime", 0, bi_java_time, 0, true },
 	/* FiniteSetsExt */
 	{ FSX, "Max", 1, bi_max },
 	{ FSX, "Min", 1, bi_min },
 	{ FSX, "SumSet", 1, bi_sumset },
+	{ FSX, "ProductSet", 1, bi_product_set },
+	{ FSX, "FoldSet", 3, NULL, H(1, bi_fold_set) },
+	{ FSX, "ReduceSet", 3, NULL, H(1, bi_reduce_set) },
+	{ FSX, "Quantify", 2, NULL, H(2, bi_quantify) },
+	{ FSX, "MapThenSumSet", 2, NULL, H(1, bi_map_then_sum_set) },
+	{ FSX, "ChooseUnique", 2, NULL, H(2, bi_choose_unique) },
+	{ FSX, "kSubset", 2, bi_ksubset },
+	{ FSX, "SymDiff", 2, bi_sym_diff },
+	{ FSX, "FlattenSet", 1, bi_union },
 	/* SequencesExt */
 	{ SQX, "ToSet", 1, bi_to_set },
 	{ SQX, "SetToSeq", 1, bi_set_to_seq },
@@ -95,11 +111,44 @@ const struct builtin builtins[] = {
 	{ SQX, "IsSuffix", 2, bi_is_suffix },
 	{ SQX, "IsStrictSuffix", 2, bi_is_strict_suffix },
 	{ SQX, "Contains", 2, bi_contains },
+	{ SQX, "Remove", 2, bi_remove },
+	{ SQX, "ReplaceAll", 3, bi_replace_all },
+	{ SQX, "InsertAt", 3, bi_insert_at },
+	{ SQX, "ReplaceAt", 3, bi_replace_at },
+	{ SQX, "RemoveAt", 2, bi_remove_at },
+	{ SQX, "FlattenSeq", 1, bi_flatten_seq },
+	{ SQX, "Zip", 2, bi_zip },
+	{ SQX, "LongestCommonPrefix", 1, bi_longest_common_prefix },
+	{ SQX, "SeqOf", 2, bi_seq_of },
+	{ SQX, "BoundedSeq", 2, bi_seq_of },
+	{ SQX, "TupleOf", 2, bi_tuple_of },
+	{ SQX, "SetToSeqs", 1, bi_set_to_seqs },
+	{ SQX, "SelectInSeq", 2, NULL, H(2, bi_select_in_seq) },
+	{ SQX, "SelectLastInSeq", 2, NULL, H(2, bi_select_last_in_seq) },
+	{ SQX, "SelectInSubSeq", 4, NULL, H(8, bi_select_in_sub_seq) },
+	{ SQX, "SelectLastInSubSeq", 4, NULL, H(8, bi_select_last_in_sub_seq) },
+	{ SQX, "FoldSeq", 3, NULL, H(1, bi_fold_seq) },
+	{ SQX, "FoldLeft", 3, NULL, H(1, bi_fold_left) },
+	{ SQX, "FoldRight", 3, NULL, H(1, bi_fold_right) },
+	{ SQX, "SetToSortSeq", 2, NULL, H(2, bi_set_to_sort_seq) },
+	{ SQX, "IsSorted", 2, NULL, H(2, bi_is_sorted) },
 	/* Functions */
 	{ FUN, "Range", 1, bi_range },
 	{ FUN, "Restrict", 2, bi_restrict },
 	{ FUN, "IsInjective", 1, bi_injective },
 	{ FUN, "Injective", 1, bi_injective },
+	{ FUN, "Inverse", 3, bi_inverse },
+	{ FUN, "AntiFunction", 1, bi_anti_function },
+	{ FUN, "ExistsInjection", 2, bi_exists_injection },
+	{ FUN, "ExistsSurjection", 2, bi_exists_surjection },
+	{ FUN, "ExistsBijection", 2, bi_exists_bijection },
+	{ FUN, "FoldFunction", 3, NULL, H(1, bi_fold_function) },
+	{ FUN, "FoldFunctionOnSet", 4, NULL, H(1, bi_fold_function_on_set) },
+	{ FUN, "RestrictDomain", 2, NULL, H(2, bi_restrict_domain) },
+	{ FUN, "RestrictValues", 2, NULL, H(2, bi_restrict_values) },
+	{ FUN, "Pointwise", 3, NULL, H(4, bi_pointwise) },
+	/* Folds */
+	{ FLD, "MapThenFoldSet", 5, NULL, H(1 | 4 | 8, bi_map_then_fold_set) },
 	/* Bags */
 	{ BAG, "EmptyBag", 0, bi_empty_bag },
 	{ BAG, "SetToBag", 1, bi_set_to_bag },
@@ -111,6 +160,14 @@ const struct builtin builtins[] = {
 	{ BAG, "(-)", 2, bi_bag_minus },
 	{ BAG, "\\sqsubseteq", 2, bi_sub_bag },
 	{ BAG, "IsABag", 1, bi_is_a_bag },
+	{ BAG, "BagUnion", 1, bi_bag_union },
+	{ BAG, "SubBag", 1, bi_sub_bag_set },
+	{ BAG, "BagOfAll", 2, NULL, H(1, bi_bag_of_all) },
+	/* BagsExt */
+	{ BGX, "BagAdd", 2, bi_bag_add },
+	{ BGX, "BagRemove", 2, bi_bag_remove },
+	{ BGX, "BagRemoveAll", 2, bi_bag_remove_all },
+	{ BGX, "FoldBag", 3, NULL, H(1, bi_fold_bag) },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -120,7 +177,8 @@ static const struct {
 } extends[] = {
 	{ INT, NAT }, { BAG, NAT },
 	{ FSX, INT }, { FSX, FS }, { FSX, FUN },
-	{ SQX, SEQ }, { SQX, NAT }, { SQX, FS }, { SQX, FSX }, { SQX, FUN }, { SQX, TLC },
+	{ SQX, SEQ }, { SQX, NAT }, { SQX, FS }, { SQX, FSX }, { SQX, FUN }, { SQX, TLC }, { SQX, FLD },
+	{ FSX, FLD }, { FUN, FLD }, { BGX, BAG }, { BGX, FLD },
 };
 
 /* Whether operators of `def` are visible in `module`; depth bounds a (never expected) cycle. */

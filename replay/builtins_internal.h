@@ -83,4 +83,24 @@ BI(bi_bag_cardinality); BI(bi_bag_plus); BI(bi_bag_minus); BI(bi_sub_bag); BI(bi
 /* builtins_tlc.c */
 BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_tostring); BI(bi_tlceval); BI(bi_tlcset); BI(bi_tlcget);
 
+/* builtins_ext.c */
+BI(bi_remove); BI(bi_replace_all); BI(bi_insert_at); BI(bi_replace_at); BI(bi_remove_at);
+BI(bi_flatten_seq); BI(bi_zip); BI(bi_longest_common_prefix); BI(bi_seq_of); BI(bi_tuple_of);
+BI(bi_set_to_seqs); BI(bi_ksubset); BI(bi_sym_diff); BI(bi_product_set); BI(bi_inverse);
+BI(bi_anti_function); BI(bi_exists_injection); BI(bi_exists_surjection); BI(bi_exists_bijection);
+BI(bi_bag_add); BI(bi_bag_remove); BI(bi_bag_remove_all); BI(bi_bag_union); BI(bi_sub_bag_set);
+BI(bi_random_element); BI(bi_java_time);
+
+/* builtins_hof.c: operators taking operators */
+#define HBI_DECL(name) \
+	int name(struct ev *ev, const struct ast *at, spt_val *const *args, const struct closure *const *ops, \
+		 uint32_t n, spt_val **out)
+HBI_DECL(bi_select_seq); HBI_DECL(bi_select_in_seq); HBI_DECL(bi_select_last_in_seq);
+HBI_DECL(bi_select_in_sub_seq); HBI_DECL(bi_select_last_in_sub_seq); HBI_DECL(bi_sort_seq);
+HBI_DECL(bi_fold_set); HBI_DECL(bi_reduce_set); HBI_DECL(bi_fold_function); HBI_DECL(bi_fold_seq);
+HBI_DECL(bi_fold_function_on_set); HBI_DECL(bi_fold_left); HBI_DECL(bi_fold_right);
+HBI_DECL(bi_map_then_fold_set); HBI_DECL(bi_fold_bag); HBI_DECL(bi_quantify); HBI_DECL(bi_map_then_sum_set);
+HBI_DECL(bi_choose_unique); HBI_DECL(bi_restrict_domain); HBI_DECL(bi_restrict_values); HBI_DECL(bi_pointwise);
+HBI_DECL(bi_bag_of_all); HBI_DECL(bi_set_to_sort_seq); HBI_DECL(bi_is_sorted);
+
 #endif

@@ -3,6 +3,8 @@
 #include "ev_core.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 FILE *bi_print_stream;
 
@@ -96,7 +98,8 @@ void bi_tlc_fini(struct ev *ev)
 static int register_index(struct ev *ev, const struct ast *at, const char *op, spt_val *i, int64_t *out)
 {
 	if (i->kind == SPT_STR)
-		return ev_fail(ev, at, "%s(\"%s\") describes TLC's model checking run, which window validation does not have",
+		return ev_fail(ev, at, ev->run ? "%s(\"%s\"): spectap's model checker does not keep it"
+					       : "%s(\"%s\") describes TLC's model checking run, which window validation does not have",
 			       op, i->u.s);
 	if (bi_int(ev, at, op, 1, i, out))
 		return EVAL_ERR;
@@ -120,10 +123,50 @@ BI(bi_tlcset)
 	return bi_ret_bool(ev, at, "TLCSet", true, out);
 }
 
+static double now_seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* TLCGet("level"), TLCGet("stats"), ... as TLC's breadth-first mode gives them. */
+static int tlcget_named(struct ev *ev, const struct ast *at, const struct tlc_run *r, spt_val *key, spt_val **out)
+{
+	struct spt_arena *a = ev->arena;
+	const char *k = key->u.s;
+	int64_t dur = (int64_t)(now_seconds() - r->start);
+	if (!strcmp(k, "level"))
+		return bi_ret(ev, at, "TLCGet", spt_int(a, r->level), out);
+	if (!strcmp(k, "diameter") || !strcmp(k, "distinct") || !strcmp(k, "generated") || !strcmp(k, "queue")) {
+		enum tlc_counter c = k[0] == 'd' ? (k[1] == 'i' && k[2] == 'a' ? TLC_DIAMETER : TLC_DISTINCT)
+					   : k[0] == 'g' ? TLC_GENERATED : TLC_QUEUE;
+		return bi_ret(ev, at, "TLCGet", spt_int(a, (int64_t)r->count(r->arg, c)), out);
+	}
+	if (!strcmp(k, "duration"))
+		return bi_ret(ev, at, "TLCGet", spt_int(a, dur), out);
+	if (!strcmp(k, "stats")) {
+		static const char *const names[] = { "queue", "distinct", "initial", "generated", "diameter", "duration", "worker" };
+		spt_val *v[7] = { spt_int(a, (int64_t)r->count(r->arg, TLC_QUEUE)), spt_int(a, (int64_t)r->count(r->arg, TLC_DISTINCT)),
+				  spt_int(a, (int64_t)r->initial), spt_int(a, (int64_t)r->count(r->arg, TLC_GENERATED)),
+				  spt_int(a, (int64_t)r->count(r->arg, TLC_DIAMETER)), spt_int(a, dur), spt_int(a, r->worker) };
+		return bi_ret(ev, at, "TLCGet", spt_rec(a, names, v, 7), out);
+	}
+	if (!strcmp(k, "config")) {
+		static const char *const names[] = { "mode", "deadlock", "worker", "seed", "fingerprint", "install" };
+		spt_val *v[6] = { spt_cstr(a, "bfs"), spt_bool(a, r->deadlock), spt_int(a, r->workers), spt_cstr(a, "0"),
+				  spt_cstr(a, "0"), spt_cstr(a, "spectap") };
+		return bi_ret(ev, at, "TLCGet", spt_rec(a, names, v, 6), out);
+	}
+	return ev_fail(ev, at, "TLCGet(%s) was undefined", k);
+}
+
 BI(bi_tlcget)
 {
 	(void)n;
 	int64_t i;
+	if (args[0]->kind == SPT_STR && ev->run)
+		return tlcget_named(ev, at, ev->run, args[0], out);
 	if (register_index(ev, at, "TLCGet", args[0], &i))
 		return EVAL_ERR;
 	struct tlc_registers *t = regs(ev);

@@ -55,10 +55,32 @@ static int eval_err(struct checker *ck, struct check_error *err, const char *wha
 	return -EINVAL;
 }
 
+/* A name the cfg may replace although the root module does not define it: a standard module's
+ * operator or set (Nat <- MyNat). */
+static bool standard_name(struct checker *ck, const char *name)
+{
+	static const char *const sets[] = { "Nat", "Int", "Real", "STRING", "BOOLEAN", NULL };
+	for (const char *const *p = sets; *p; p++)
+		if (!strcmp(*p, name))
+			return true;
+	struct module *root = spec_root(ck->spec);
+	for (uint32_t i = 0; i < root->n_std; i++)
+		if (builtin_lookup_any(root->std[i], name))
+			return true;
+	return false;
+}
+
+/* Values first (N = 3), operators next, then constants given by definitions (N <- Def), whose
+ * values may need the others: as TLC, they are evaluated once every value is known (a
+ * definition using another such constant waits for it). */
 static int set_constants(struct checker *ck, struct check_error *err)
 {
 	uint32_t n, *arity;
 	const char *const *names = spec_constants(ck->spec, &arity, &n);
+	uint32_t *later = calloc(ck->cfg.n_consts + 1, sizeof(*later)), n_later = 0;
+	if (!later)
+		return -ENOMEM;
+	int rc = 0;
 	for (uint32_t i = 0; i < ck->cfg.n_consts; i++) {
 		struct cfg_const *k = &ck->cfg.consts[i];
 		uint32_t j = 0;
@@ -68,13 +90,15 @@ static int set_constants(struct checker *ck, struct check_error *err)
 			/* A definition the cfg overrides (the resolver bound it), or, as TLC does for
 			 * `name = value`, a name the spec does not have: ignored. */
 			struct symbol *s = module_lookup(spec_root(ck->spec), k->name);
-			if ((!s || s->kind != SYM_DEF) && k->op) {
+			bool known = (s && s->kind == SYM_DEF) || standard_name(ck, k->name);
+			if (!known && k->op) {
 				snprintf(err->msg, sizeof(err->msg),
 					 "%s:%u: %s <- %s: the identifier %s does not appear in the specification", ck->cfg.path,
 					 k->line, k->name, k->op, k->name);
-				return -EINVAL;
+				rc = -EINVAL;
+				goto out;
 			}
-			if (!s || s->kind != SYM_DEF) {
+			if (!known) {
 				size_t used = strlen(ck->warnings);
 				snprintf(ck->warnings + used, sizeof(ck->warnings) - used,
 					 "%s%s:%u: %s is neither a CONSTANT nor a definition of the spec: ignored, as TLC does",
@@ -86,7 +110,8 @@ static int set_constants(struct checker *ck, struct check_error *err)
 			if (arity[j]) {
 				snprintf(err->msg, sizeof(err->msg), "%s:%u: %s takes %u arguments: give it an operator (%s <- Op)",
 					 ck->cfg.path, k->line, k->name, arity[j], k->name);
-				return -EINVAL;
+				rc = -EINVAL;
+				goto out;
 			}
 			ck->in.consts[j] = k->value;
 			continue;
@@ -95,30 +120,59 @@ static int set_constants(struct checker *ck, struct check_error *err)
 		if (!s || s->kind != SYM_DEF) {
 			snprintf(err->msg, sizeof(err->msg), "%s:%u: %s <- %s: %s is not a definition of the spec", ck->cfg.path,
 				 k->line, k->name, k->op, k->op);
-			return -EINVAL;
+			rc = -EINVAL;
+			goto out;
 		}
 		if (s->def->n_params != arity[j]) {
 			snprintf(err->msg, sizeof(err->msg), "%s:%u: %s <- %s: %s takes %u arguments, %s %u", ck->cfg.path, k->line,
 				 k->name, k->op, k->op, s->def->n_params, k->name, arity[j]);
-			return -EINVAL;
+			rc = -EINVAL;
+			goto out;
 		}
 		if (arity[j] == 0) {
-			/* A value constant given by a definition: evaluate it once. */
-			spt_val *v;
-			ev_clear_error(&ck->in.ev);
-			ck->in.ev.arena = &ck->long_arena;
-			if (eval_call(&ck->in, s->def, NULL, 0, &v))
-				return eval_err(ck, err, k->name);
-			ck->in.consts[j] = v;
+			later[n_later++] = i;
 		} else {
 			struct closure *cl = spt_arena_alloc(&ck->long_arena, sizeof(*cl));
-			if (!cl)
-				return -ENOMEM;
+			if (!cl) {
+				rc = -ENOMEM;
+				goto out;
+			}
 			*cl = (struct closure){ s->def, NULL, NULL };
 			ck->in.const_ops[j] = cl;
 		}
 	}
-	return 0;
+	/* Rounds until every definition-given constant has its value (or none makes progress). */
+	while (n_later) {
+		uint32_t kept = 0;
+		for (uint32_t l = 0; l < n_later; l++) {
+			struct cfg_const *k = &ck->cfg.consts[later[l]];
+			uint32_t j = 0;
+			while (names[j] != k->name)
+				j++;
+			struct symbol *s = module_lookup(spec_root(ck->spec), k->op);
+			spt_val *v;
+			ev_clear_error(&ck->in.ev);
+			ck->in.ev.arena = &ck->long_arena;
+			if (eval_call(&ck->in, s->def, NULL, 0, &v))
+				later[kept++] = later[l];
+			else
+				ck->in.consts[j] = v;
+		}
+		if (kept == n_later) {
+			/* No progress: the first one's error is the one to show. */
+			struct cfg_const *k = &ck->cfg.consts[later[0]];
+			struct symbol *s = module_lookup(spec_root(ck->spec), k->op);
+			spt_val *v;
+			ev_clear_error(&ck->in.ev);
+			eval_call(&ck->in, s->def, NULL, 0, &v);
+			rc = eval_err(ck, err, k->name);
+			goto out;
+		}
+		n_later = kept;
+	}
+out:
+	free(later);
+	return rc;
 }
 
 /* Loads root_path (the spec, or a mapping whose "Spec" is spec_path) and the spec's cfg. */
@@ -133,7 +187,7 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 	spt_arena_init(&ck->window_arena);
 	for (int i = 0; i < 2; i++)
 		spt_arena_init(&ck->best_arena[i]);
-	ck->long_arena.tag = 203;
+	ck->long_arena.tag = CHECKER_LONG_TAG;
 	int rc = root_path == spec_path ? spec_parse(spec_path, &ck->spec, &se)
 					: spec_parse_aliased(root_path, "Spec", spec_path, &ck->spec, &se);
 	if (rc) {
@@ -235,6 +289,8 @@ void checker_free(struct checker *ck)
 }
 
 struct spt_arena *checker_window_arena(struct checker *ck) { return &ck->window_arena; }
+
+const struct cfg *checker_cfg(struct checker *ck) { return &ck->cfg; }
 
 const char *const *checker_vars(struct checker *ck, uint32_t *n)
 {

@@ -11,6 +11,9 @@
 
 struct checker;
 
+/* The tag of the checker's long arena (constants): values there live as long as the checker. */
+#define CHECKER_LONG_TAG 203
+
 struct check_error {
 	char msg[1024]; /* "file:line:col: what" */
 };
@@ -61,6 +64,8 @@ struct spec *checker_spec(struct checker *ck);
 struct spt_arena *checker_window_arena(struct checker *ck);
 /* Checks that the action exists and returns its parameter count. */
 int checker_action(struct checker *ck, const char *action, uint32_t *params, struct check_error *err);
+/* The cfg loaded (path NULL when there was none). */
+const struct cfg *checker_cfg(struct checker *ck);
 /* The spec's variables. */
 const char *const *checker_vars(struct checker *ck, uint32_t *n);
 

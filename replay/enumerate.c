@@ -233,7 +233,14 @@ static int call(struct en *en, const struct cont *k, bool *handled)
 	if (bind_args(in, k->c, e, d, env, &f))
 		return EVAL_ERR;
 	struct cont k2 = { d->body, { f, NULL, false }, k->next, false };
-	return step(en, &k2);
+	if (!in->track_actions)
+		return step(en, &k2);
+	uint32_t at = in->n_actions++;
+	if (at < sizeof(in->actions) / sizeof(in->actions[0]))
+		in->actions[at] = d;
+	int rc = step(en, &k2);
+	in->n_actions = at;
+	return rc;
 }
 
 static int step_inner(struct en *en, const struct cont *k);
@@ -261,6 +268,11 @@ static int step_inner(struct en *en, const struct cont *k)
 			return EVAL_ERR;
 		return b ? 0 : next(en, k->next, e);
 	}
+	/* The initial states of a SPECIFICATION: its temporal conjuncts ([][Next]_v, fairness) say
+	 * nothing about them. */
+	if (in->init_mode && e->level == L_TEMPORAL && e->kind != A_AND && e->kind != A_LET &&
+	    !(e->kind == A_NAME && (e->ref == REF_DEF || e->ref == REF_LOCAL)))
+		return next(en, k->next, e);
 	switch (e->kind) {
 	case A_AND: {
 		if (e->n == 0)

@@ -5,6 +5,19 @@
 #include "eval.h"
 #include "spectap/buf.h"
 
+/* What TLCGet's named keys ("level", "stats", "config", ...) read while the model checker
+ * runs; ev->run is NULL elsewhere (window validation has no such run). */
+enum tlc_counter { TLC_GENERATED, TLC_DISTINCT, TLC_QUEUE, TLC_DIAMETER };
+struct tlc_run {
+	int64_t level;          /* of the state being explored or checked; 0 for constants and Init */
+	uint64_t (*count)(void *arg, enum tlc_counter which);
+	void *arg;
+	double start;           /* CLOCK_MONOTONIC seconds when the run began */
+	int worker, workers;
+	bool deadlock;          /* deadlock is checked */
+	uint64_t initial;       /* initial states found */
+};
+
 struct ev {
 	struct spt_arena *arena;
 	struct eval_error err;
@@ -14,6 +27,7 @@ struct ev {
 	bool show_flip;
 	void *checker;           /* the evaluator's own state (states, environments) */
 	void *tlc;               /* TLCSet/TLCGet registers (builtins_tlc.c) */
+	const struct tlc_run *run; /* the model checker's run, or NULL */
 };
 
 void ev_init(struct ev *ev, struct spt_arena *a);

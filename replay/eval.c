@@ -329,6 +329,40 @@ static int call_closure(struct interp *in, struct ctx c, const struct ast *e, co
 
 /* ---- builtins ---- */
 
+static const struct ast *unfold(struct ctx *c, const struct ast *e);
+static int eval_set(struct interp *in, struct ctx c, const struct ast *e, spt_val **out);
+static int all_members(struct interp *in, struct ctx c, spt_val *x, const struct ast *set, bool *out);
+
+/* Whether set is one spectap cannot build (Nat, Int, STRING, Seq(S), and sets made from them by
+ * \cup, \cap, \, a filter, SUBSET or a function or record set of them): membership only. */
+static bool infinite_set(struct ctx c, const struct ast *set, int depth)
+{
+	if (depth > 32)
+		return false;
+	set = unfold(&c, set);
+	if (set->kind == A_NAME && set->ref == REF_SET)
+		return set->slot != BS_BOOLEAN;
+	if (set->kind == A_NAME && set->ref == REF_BUILTIN) {
+		switch (set->r.bi->code) {
+		case BI_SEQSET: return true;
+		case BI_SUBSET: return set->n == 1 && infinite_set(c, set->a[0], depth + 1);
+		case BI_CUP: return set->n == 2 && (infinite_set(c, set->a[0], depth + 1) || infinite_set(c, set->a[1], depth + 1));
+		case BI_CAP:
+		case BI_SETMINUS: return set->n == 2 && infinite_set(c, set->a[0], depth + 1);
+		default: return false;
+		}
+	}
+	if (set->kind == A_FILTER && set->n_bounds == 1)
+		return infinite_set(c, set->bounds[0].set, depth + 1);
+	if (set->kind == A_FUNCSET)
+		return infinite_set(c, set->a[0], depth + 1) || infinite_set(c, set->a[1], depth + 1);
+	if (set->kind == A_RECSET)
+		for (uint32_t i = 0; i < set->n; i++)
+			if (infinite_set(c, set->a[i], depth + 1))
+				return true;
+	return false;
+}
+
 static int builtin_call(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
 	const struct builtin *bi = e->r.bi;
@@ -351,6 +385,17 @@ static int builtin_call(struct interp *in, struct ctx c, const struct ast *e, sp
 	}
 	case BI_SEQSET:
 		return ev_fail(&in->ev, e, "Seq(S) is an infinite set: it can only appear right of \\in or \\notin");
+	case BI_SUBSETEQ:
+		if (infinite_set(c, e->a[1], 0)) {
+			/* S \subseteq Nat, S \subseteq Seq(T), ...: each element's membership. */
+			spt_val *x;
+			bool m;
+			if (eval_set(in, c, e->a[0], &x) || all_members(in, c, x, e->a[1], &m))
+				return EVAL_ERR;
+			*out = spt_bool(A(in), m);
+			return 0;
+		}
+		break;
 	default:
 		break;
 	}
@@ -536,7 +581,22 @@ static int all_members(struct interp *in, struct ctx c, spt_val *x, const struct
 int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *set, bool *out)
 {
 	struct ctx sc = c;
-	set = unfold(&sc, set);
+	for (int guard = 0; guard < 64 && set->kind == A_NAME && set->n == 0; guard++) {
+		/* Zero-argument definitions (with a frame when their body binds names) and substitutions. */
+		if (set->ref == REF_DEF && !set->r.def->n_params && !set->r.def->n_fbounds) {
+			const struct opdef *d = set->r.def;
+			struct frame *f = d->nslots ? frame_new(in, d, NULL, set) : NULL;
+			if (d->nslots && !f)
+				return EVAL_ERR;
+			sc = (struct ctx){ f, NULL, sc.primed };
+			set = d->body;
+		} else if (set->ref == REF_SUBST) {
+			sc = (struct ctx){ NULL, NULL, sc.primed };
+			set = set->r.subst;
+		} else {
+			break;
+		}
+	}
 	if (set->kind == A_NAME && set->ref == REF_SET) {
 		switch (set->slot) {
 		case BS_NAT: *out = x->kind == SPT_INT && x->u.i >= 0; return 0;
@@ -552,6 +612,38 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 		bool seq = set->r.bi->code == BI_SEQSET;
 		bool shape = seq ? spt_is_fun(x) && (x->n == 0 || x->kind == SPT_SEQ) : x->kind == SPT_SET;
 		return shape ? all_members(in, sc, x, set->a[0], out) : (*out = false, 0);
+	}
+	if (set->kind == A_NAME && set->ref == REF_BUILTIN && set->n == 2 &&
+	    (set->r.bi->code == BI_CUP || set->r.bi->code == BI_CAP || set->r.bi->code == BI_SETMINUS)) {
+		/* As TLC's lazy set values: S may be infinite, T is only looked at when needed. */
+		bool a, b;
+		if (eval_member(in, sc, x, set->a[0], &a))
+			return EVAL_ERR;
+		int code = set->r.bi->code;
+		if ((code == BI_CUP && a) || (code != BI_CUP && !a)) {
+			*out = a;
+			return 0;
+		}
+		if (eval_member(in, sc, x, set->a[1], &b))
+			return EVAL_ERR;
+		*out = code == BI_SETMINUS ? !b : b;
+		return 0;
+	}
+	if (set->kind == A_FILTER && set->n_bounds == 1 && sc.f && !set->bounds[0].tuple && set->bounds[0].n_names == 1) {
+		/* x \in {y \in S : P}: x \in S /\ P with y = x. */
+		bool m;
+		if (eval_member(in, sc, x, set->bounds[0].set, &m))
+			return EVAL_ERR;
+		if (!m) {
+			*out = false;
+			return 0;
+		}
+		struct cell *cell = &sc.f->c[set->bounds[0].slots[0]], old = *cell;
+		cell->v = x;
+		cell->op = NULL;
+		int rc = eval_bool(in, sc, set->a[0], out);
+		*cell = old;
+		return rc;
 	}
 	if (set->kind == A_FUNCSET) {
 		*out = false;
@@ -1141,9 +1233,22 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_LAMBDA:
 		rc = ev_fail(&in->ev, e, "a LAMBDA can only be an operator argument");
 		break;
-	case A_STUTTER:
-		rc = ev_fail(&in->ev, e, "[A]_v is a temporal formula: it can only be checked as a step");
+	case A_STUTTER: {
+		/* As a step's truth (an action property): [A]_v is A \/ v' = v, <<A>>_v is A /\ v' # v. */
+		spt_val *now, *then;
+		struct ctx pc = c;
+		pc.primed = true;
+		if ((rc = eval(in, c, e->a[1], &now)) || (rc = eval(in, pc, e->a[1], &then)))
+			break;
+		if (spt_value_eq(now, then)) {
+			*out = spt_bool(A(in), e->num == 0);
+		} else {
+			bool b;
+			if (!(rc = eval_bool(in, c, e->a[0], &b)))
+				*out = spt_bool(A(in), b);
+		}
 		break;
+	}
 	case A_UNSUPPORTED:
 		rc = ev_fail(&in->ev, e, "%s", e->name);
 		break;

@@ -57,6 +57,10 @@ enum bi_code {
 	BI_IMPLIES,  /* => : its right side only when the left is TRUE */
 	BI_SEQSET,   /* Seq(S): only right of \in */
 	BI_SUBSET,   /* SUBSET S: x \in SUBSET S without building it */
+	BI_CUP,      /* x \in S \cup T, S \cap T, S \ T: without building them (S may be Nat) */
+	BI_CAP,
+	BI_SETMINUS,
+	BI_SUBSETEQ, /* S \subseteq T: T may be infinite (Nat, Seq(S), ...) */
 };
 
 struct builtin {

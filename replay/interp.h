@@ -61,6 +61,9 @@ struct interp {
 	uint32_t *memo_tries, *memo_hits; /* by opdef id: a definition whose calls rarely repeat
 				 * stops being cached (copying its values costs more than it saves) */
 	bool no_memo;           /* evaluate everything (the cache's semantics test) */
+	bool track_actions;     /* the enumerator keeps the action definitions it is inside */
+	uint32_t n_actions;     /* in actions[] (only the outermost MAX_TRACKED are kept) */
+	const struct opdef *actions[16];
 };
 
 /* s must be resolved (spec_resolve). long_arena holds what outlives a window. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "parse.h"
@@ -19,7 +20,24 @@ static const struct {
 	{ "FiniteSetsExt", "FiniteSets" }, { "Functions", NULL }, { "Bags", NULL },
 	{ "BagsExt", "Bags" }, { "Folds", NULL }, { "TLCExt", "TLC" }, { "Json", NULL },
 	{ "IOUtils", NULL }, { "VectorClocks", "Naturals" }, { "Randomization", NULL },
+	/* Modules of theorems for TLAPS: nothing TLC evaluates (proofs are not read). */
+	{ "TLAPS", NULL }, { "NaturalsInduction", NULL }, { "FiniteSetTheorems", NULL },
+	{ "FunctionTheorems", NULL }, { "SequenceTheorems", NULL }, { "WellFoundedInduction", NULL },
+	{ "SequencesExtTheorems", NULL }, { "FoldsTheorems", NULL }, { "BagsTheorems", NULL },
 };
+
+/* The standard modules of TLA+ and TLC themselves: never read from a file of the same name. The
+ * others (CommunityModules) are read from the spec's directory when a copy is there, as TLC
+ * does; the native operators stay visible beside the copy's definitions. */
+static bool core_module(const char *name)
+{
+	static const char *const core[] = { "Naturals", "Integers", "Sequences", "FiniteSets", "TLC", "Bags",
+					    "TLCExt", "Randomization", "TLAPS", NULL };
+	for (const char *const *c = core; *c; c++)
+		if (!strcmp(*c, name))
+			return true;
+	return false;
+}
 
 struct interner {
 	const char **slots;
@@ -317,6 +335,17 @@ static int import_module(struct spec *s, struct module *into, struct module *fro
 
 static TSNode named_field(TSNode n, const char *f) { return ts_node_child_by_field_name(n, f, (uint32_t)strlen(f)); }
 
+/* The constants and variables of the modules an instantiated module extends are its own
+ * parameters too: the instance substitutes them all (those copies belong to the instance). */
+static void set_subst(struct module *mod, struct instance *in, int depth)
+{
+	if (mod->is_std || mod->subst || depth > 32)
+		return;
+	mod->subst = in;
+	for (uint32_t i = 0; i < mod->n_ext; i++)
+		set_subst(mod->ext[i], in, depth + 1);
+}
+
 /* INSTANCE N WITH a <- e, ...: a copy of N whose constants and variables stand for expressions. */
 static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, struct module *m, const char *src,
 				      TSNode inst, struct spec_error *err, int depth)
@@ -376,7 +405,7 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 			return NULL;
 		in->n++;
 	}
-	mod->subst = in;
+	set_subst(mod, in, 0);
 	return in;
 }
 
@@ -438,16 +467,17 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 				continue;
 			uint32_t a = ts_node_start_byte(id), b = ts_node_end_byte(id);
 			const char *name = spec_intern(s, src + a, b - a);
-			if (is_std(name)) {
-				if (add_std(s, m, name))
-					return -ENOMEM;
-				continue;
-			}
 			char path[4096];
 			if (s->alias && name == s->alias)
 				snprintf(path, sizeof(path), "%s", s->alias_path);
 			else
 				sibling(path, sizeof(path), m->path, name);
+			if (is_std(name)) {
+				if (add_std(s, m, name))
+					return -ENOMEM;
+				if (core_module(name) || access(path, R_OK) != 0)
+					continue;
+			}
 			struct module *e = load_module(s, name, path, root_closure, depth + 1, err);
 			if (!e) {
 				if (err->pos.line == 0) {
@@ -460,6 +490,11 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 			int rc = import_module(s, m, e, err, pos);
 			if (rc)
 				return rc;
+			struct module **ext = realloc(m->ext, (m->n_ext + 1) * sizeof(*ext));
+			if (!ext)
+				return -ENOMEM;
+			m->ext = ext;
+			m->ext[m->n_ext++] = e;
 		}
 		return 0;
 	}
@@ -501,13 +536,13 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 		for (uint32_t i = 0; i < in->mod->n_std; i++)
 			if (add_std(s, m, in->mod->std[i]))
 				return -ENOMEM;
-		/* An unnamed INSTANCE brings N's definitions in; they evaluate inside the instance. */
-		for (uint32_t i = 0; i < in->mod->n_defs; i++) {
-			struct opdef *d = in->mod->defs[i];
-			if (d->local)
+		/* An unnamed INSTANCE brings N's definitions in (those N has from its own EXTENDS and
+		 * INSTANCEs too); they evaluate inside the instance. */
+		for (uint32_t i = 0; i < in->mod->cap_syms; i++) {
+			struct symbol *sym = in->mod->syms[i];
+			if (!sym || (sym->kind != SYM_DEF && sym->kind != SYM_INSTANCE) || (sym->def && sym->def->local))
 				continue;
-			struct symbol sym = { .name = d->name, .kind = SYM_DEF, .def = d, .module = in->mod };
-			int rc = add_symbol(s, m, &sym, err, pos);
+			int rc = add_symbol(s, m, sym, err, pos);
 			if (rc)
 				return rc;
 		}
@@ -745,6 +780,7 @@ void spec_free(struct spec *s)
 		free(m->variables);
 		free(m->defs);
 		free(m->assumes);
+		free(m->ext);
 		free(m->std);
 	}
 	free(s->mods);

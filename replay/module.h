@@ -58,6 +58,8 @@ struct module {
 	uint32_t n_std;
 	struct instance *subst;  /* set when this module is an instance copy */
 	bool is_std;             /* a standard module instantiated: only native operators */
+	struct module **ext;     /* the modules it EXTENDS (read from files) */
+	uint32_t n_ext;
 	struct opdef **assumes;  /* ASSUME expressions, as definitions without parameters */
 	uint32_t n_assumes;
 };

@@ -706,6 +706,14 @@ static struct ast *expr_node(struct conv *c, TSNode n)
 		return fail(c, n, "syntax error");
 	if (!strcmp(t, "identifier_ref") || !strcmp(t, "identifier"))
 		return name_app(c, n, text(c, n), NULL, 0);
+	if (!strcmp(t, "infix_op_symbol") || !strcmp(t, "prefix_op_symbol") || !strcmp(t, "postfix_op_symbol")) {
+		/* An operator passed by its symbol: FoldSet(+, 0, S), SortSeq(s, <). */
+		TSNode sym = ts_node_named_child_count(n) ? ts_node_named_child(n, 0) : ts_node_child(n, 0);
+		const char *op = op_name(sym);
+		if (!op)
+			return fail(c, n, "the operator symbol %s is not supported", type(sym));
+		return name_app(c, n, parse_intern(c->pc, op, strlen(op)), NULL, 0);
+	}
 	if (!strcmp(t, "nat_number") || !strcmp(t, "binary_number") || !strcmp(t, "octal_number") ||
 	    !strcmp(t, "hex_number"))
 		return number(c, n);

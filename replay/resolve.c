@@ -173,8 +173,19 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 				 * same name in the instantiating module. */
 				for (uint32_t i = 0; i < inst->n; i++) {
 					if (inst->from[i] == name) {
-						if (nargs)
-							return rfail(R, e, "%s is substituted by an expression: it takes no arguments", name);
+						if (nargs) {
+							/* An operator parameter F(_) WITH F <- G: calls of F call G. */
+							const struct ast *to = inst->to[i];
+							if (to->kind != A_NAME || to->n || !to->op_ref)
+								return rfail(R, e, "%s is substituted by an expression: it takes no arguments", name);
+							if (to->ref == REF_DEF && to->r.def->n_params != nargs)
+								return rfail(R, e, "%s is substituted by %s, which takes %u arguments, not %u", name,
+									     to->name, to->r.def->n_params, nargs);
+							e->ref = to->ref;
+							e->r = to->r;
+							e->slot = to->slot;
+							return 0;
+						}
 						e->ref = REF_SUBST;
 						e->r.subst = inst->to[i];
 						e->rmod = inst->in;
@@ -199,6 +210,14 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 		case SYM_BUILTIN:
 			break;
 		}
+	}
+	/* The cfg may replace a standard module's operator too (Nat <- MyNat, Seq <- BoundedSeq). */
+	const struct cfg_const *o = cfg_override(R, name);
+	if (o && o->op) {
+		struct symbol *t = module_lookup(spec_root(R->spec), o->op);
+		if (!t || t->kind != SYM_DEF)
+			return rfail(R, e, "the cfg replaces %s by %s, which is not a definition of the spec", name, o->op);
+		return bind_def(R, e, t->def, nargs, o->op);
 	}
 	for (size_t i = 0; i < sizeof(builtin_sets) / sizeof(builtin_sets[0]); i++) {
 		if (!strcmp(builtin_sets[i].name, name)) {
@@ -881,7 +900,15 @@ static int resolve_module(struct resolver *R, struct module *m)
 		struct instance *in = m->subst;
 		for (uint32_t i = 0; i < in->n; i++) {
 			struct rscope sc = { .mod = in->in };
-			int rc = res_expr(R, &sc, in->to[i]);
+			struct symbol *p = module_lookup(m, in->from[i]);
+			int rc;
+			if (p && p->kind == SYM_CONST && p->arity && in->to[i]->kind == A_NAME && !in->to[i]->n) {
+				/* F(_) <- G: G is an operator, not evaluated here. */
+				in->to[i]->op_ref = true;
+				rc = res_name(R, &sc, in->to[i], true, p->arity);
+			} else {
+				rc = res_expr(R, &sc, in->to[i]);
+			}
 			free(sc.names);
 			if (rc)
 				return rc;

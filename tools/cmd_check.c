@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_model.h"
 #include "check_trace.h"
 #include "cli.h"
 #include "commands.h"
@@ -18,6 +19,7 @@
 static const char usage[] =
 	"usage: spectap check --spec S.tla [--cfg S.cfg] --windows W.ndjson --action A [--json]\n"
 	"       spectap check --spec S.tla [--cfg S.cfg] --map M.tla FILE.spt [--json]\n"
+	"       spectap check --model S.tla [--cfg S.cfg] [--workers N] [--no-deadlock] [--json]\n"
 	"\n"
 	"Transition Validation: for every window of W (one JSON object per line with\n"
 	"pre_state, post_state, and optionally window_id, action, params, input), decides whether\n"
@@ -43,11 +45,28 @@ static const char usage[] =
 	"  --quiet          no progress line (there is none with --json either)\n"
 	"  --no-cache       evaluate every application of a definition, cached or not (slower;\n"
 	"                   to check that caching changes nothing)\n"
+	"\n"
+	"  --model S.tla    model checking, as TLC's breadth-first search: every state reachable\n"
+	"                   from the cfg's INIT by NEXT (or its SPECIFICATION) is checked against\n"
+	"                   its INVARIANTs, the safety parts of its PROPERTIES ([]P, [][A]_v) and\n"
+	"                   deadlock, within its CONSTRAINTs and ACTION_CONSTRAINTs, with VIEW and\n"
+	"                   SYMMETRY; states generated, distinct states and depth are counted as\n"
+	"                   TLC counts them, and an error comes with a shortest behaviour to it.\n"
+	"                   A liveness property is refused (named), never reported as checked\n"
+	"  --workers N      threads searching (default 1)\n"
+	"  --no-deadlock    a state without successors is no error (TLC's -deadlock)\n"
+	"  --max-states N   stop with an error past N distinct states\n"
 	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"rate\":r,\"score\":0|1,\"failures\":[...]}},\"score\":s}\n"
 	"  -h, --help       this text\n"
 	"\n"
+	"                   with --model: {\"verdict\":\"ok\"|\"invariant\"|\"property\"|\"deadlock\"|\n"
+	"                   \"assumption\"|\"error\"|\"postcondition\", \"generated\":n, \"distinct\":n,\n"
+	"                   \"depth\":n, \"trace\":[{\"action\", \"state\":{var: JSON value}, \"tla\"}]}\n"
+	"\n"
 	"Exit status: 0 when the check ran, whatever the verdicts; 1 when the spec, the cfg or\n"
-	"a window could not be read or evaluated (the message names the file, line and column).\n";
+	"a window could not be read or evaluated (the message names the file, line and column).\n"
+	"With --model, TLC's: 0 no error, 10 an assumption is false, 11 deadlock, 12 an\n"
+	"invariant or property is violated, 1 an evaluation error or an unsupported construct.\n";
 
 static char *window_id(spt_val *w, uint64_t line)
 {
@@ -262,15 +281,17 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 int cmd_check(int argc, char **argv)
 {
 	struct cli c = { .cmd = "check", .usage = usage };
-	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL;
-	uint64_t max_failures = 10, jobs = 1;
-	bool no_memo = false;
+	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL, *model = NULL;
+	uint64_t max_failures = 10, jobs = 1, workers = 1, max_states = 0;
+	bool no_memo = false, no_deadlock = false;
 	static const struct option longopts[] = {
 		{ "spec", required_argument, NULL, 's' },    { "cfg", required_argument, NULL, 'c' },
 		{ "windows", required_argument, NULL, 'w' }, { "action", required_argument, NULL, 'a' },
 		{ "max-failures", required_argument, NULL, 'm' }, { "map", required_argument, NULL, 'M' },
 		{ "jobs", required_argument, NULL, 'J' },    { "quiet", no_argument, NULL, 'q' },
-		{ "no-cache", no_argument, NULL, 'N' },
+		{ "no-cache", no_argument, NULL, 'N' },     { "model", required_argument, NULL, 'O' },
+		{ "workers", required_argument, NULL, 'W' }, { "no-deadlock", no_argument, NULL, 'D' },
+		{ "max-states", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -293,11 +314,29 @@ int cmd_check(int argc, char **argv)
 			if (jobs < 1 || jobs > 64)
 				return cli_usage_error(&c, "--jobs: %" PRIu64 " is not in 1..64", jobs);
 			break;
+		case 'O': model = optarg; break;
+		case 'W':
+			if (!cli_parse_u64(&c, "--workers", optarg, &workers))
+				return CLI_USAGE;
+			if (workers < 1 || workers > 64)
+				return cli_usage_error(&c, "--workers: %" PRIu64 " is not in 1..64", workers);
+			break;
+		case 'D': no_deadlock = true; break;
+		case 'S':
+			if (!cli_parse_u64(&c, "--max-states", optarg, &max_states))
+				return CLI_USAGE;
+			break;
 		case 'q': c.quiet = true; break;
 		case 'N': no_memo = true; break;
 		case 'j': break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
+	}
+	if (model) {
+		if (spec || windows || map || action || optind != argc)
+			return cli_usage_error(&c, "--model S.tla takes only --cfg, --workers, --no-deadlock, --max-states");
+		struct check_model_opts mo = { model, cfg, (unsigned)workers, no_deadlock, no_memo, max_states };
+		return check_model(&c, &mo);
 	}
 	if (map && !windows) {
 		if (!spec || optind + 1 != argc)

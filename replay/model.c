@@ -1,0 +1,124 @@
+/* A model-checking run: load, assumptions, the search, its counterexample, postconditions. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_trace.h"
+
+struct mc_priv {
+	struct mc_model m;
+	struct search S;
+	bool search_made;
+	struct spt_arena arena; /* the trace's values */
+};
+
+static int postconditions(struct search *S, struct mc_result *r, struct check_error *err)
+{
+	struct worker *w = &S->w[0];
+	struct interp *in = &w->in;
+	for (uint32_t i = 0; i < S->m->postconditions.n; i++) {
+		const struct mc_formula *f = &S->m->postconditions.f[i];
+		spt_arena_reset(&w->scratch);
+		in->ev.arena = &w->scratch;
+		ev_clear_error(&in->ev);
+		w->run.level = 0;
+		bool b;
+		if (mc_eval_bool(in, f, &b)) {
+			const struct eval_error *e = &in->ev.err;
+			snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: evaluating the postcondition %s: %s",
+				 e->pos.file ? e->pos.file : "?", e->pos.line, e->pos.col, f->name, e->msg);
+			return -EINVAL;
+		}
+		if (!b) {
+			r->verdict = MC_POSTCONDITION;
+			snprintf(r->what, sizeof(r->what), "%s", f->name);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	struct mc_priv *p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	r->priv = p;
+	spt_arena_init(&p->arena);
+	double t0 = search_now();
+	int rc = mc_model_load(o, &p->m, err);
+	if (rc)
+		return rc;
+	struct mc_model *m = &p->m;
+	r->vars = m->vars;
+	r->n_vars = m->n_vars;
+	if (checker_warnings(m->ck))
+		snprintf(r->warnings, sizeof(r->warnings), "%s", checker_warnings(m->ck));
+	p->search_made = true;
+	struct search *S = &p->S;
+	if ((rc = search_init(S, m, o, err)))
+		return rc;
+	struct worker *w0 = &S->w[0];
+	w0->in.ev.arena = &w0->scratch;
+	if ((rc = mc_check_assumptions(m, &w0->in, r, err)) < 0)
+		return rc;
+	if (rc == 1) {
+		r->seconds = search_now() - t0;
+		return 0;
+	}
+	if (m->has_init && (rc = search_run(S, err)))
+		return rc;
+	r->verdict = S->failed ? S->verdict : MC_OK;
+	snprintf(r->what, sizeof(r->what), "%s", S->what);
+	snprintf(r->msg, sizeof(r->msg), "%s", S->msg);
+	r->init_generated = S->init_generated;
+	r->init_distinct = S->init_distinct;
+	r->generated = S->init_generated;
+	r->distinct = fpset_size(S->fps);
+	r->depth = atomic_load(&S->max_level);
+	r->min_out = UINT32_MAX;
+	uint64_t expanded = 0, out_sum = 0;
+	for (unsigned i = 0; i < S->nw; i++) {
+		r->generated += S->w[i].generated;
+		expanded += S->w[i].expanded;
+		out_sum += S->w[i].out_sum;
+		if (S->w[i].expanded && S->w[i].out_min < r->min_out)
+			r->min_out = S->w[i].out_min;
+		if (S->w[i].out_max > r->max_out)
+			r->max_out = S->w[i].out_max;
+		if (S->failed)
+			r->queue += S->w[i].out.n;
+	}
+	if (S->failed)
+		r->queue += S->level.n > S->next ? S->level.n - S->next : 0;
+	if (!expanded)
+		r->min_out = 0;
+	r->mean_out = expanded ? (double)out_sum / (double)expanded : 0;
+	r->fp_bytes = fpset_bytes(S->fps);
+	if (S->failed && (S->err_parent || S->err_state)) {
+		char why[512];
+		if (mc_trace_build(S, r, &p->arena, why, sizeof(why)) && r->warnings[0] == '\0')
+			snprintf(r->warnings, sizeof(r->warnings), "the counterexample could not be rebuilt: %s", why);
+	}
+	if (!S->failed && (rc = postconditions(S, r, err)))
+		return rc;
+	r->seconds = search_now() - t0;
+	return 0;
+}
+
+void mc_result_free(struct mc_result *r)
+{
+	struct mc_priv *p = r->priv;
+	if (!p)
+		return;
+	if (p->search_made)
+		search_fini(&p->S);
+	mc_model_free(&p->m);
+	spt_arena_fini(&p->arena);
+	free(p);
+	r->priv = NULL;
+}

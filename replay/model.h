@@ -1,0 +1,69 @@
+/*
+ * Safety model checking, as TLC's breadth-first mode does it: the states reachable from Init by
+ * Next, every one checked against the cfg's invariants, deadlock, constraints, action
+ * constraints, and the safety parts of its properties; counts as TLC counts them (docs/model.md).
+ */
+#ifndef SPECTAP_REPLAY_MODEL_H
+#define SPECTAP_REPLAY_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "check.h"
+
+enum mc_verdict {
+	MC_OK = 0,          /* the whole state space, no error */
+	MC_INVARIANT,       /* an invariant (or a property's []P) is false in a reachable state */
+	MC_PROPERTY,        /* an action property [][A]_v, or a property's initial condition, is violated */
+	MC_DEADLOCK,        /* a reachable state has no successor */
+	MC_ASSUMPTION,      /* an ASSUME is false */
+	MC_EVAL_ERROR,      /* evaluating the spec failed in some state (TLC: an error, with the trace) */
+	MC_POSTCONDITION,   /* a POSTCONDITION is false after the search */
+};
+
+struct mc_opts {
+	const char *spec_path, *cfg_path;
+	unsigned workers;       /* threads exploring (>= 1) */
+	int deadlock;           /* -1: as the cfg says (checked unless CHECK_DEADLOCK FALSE); 0: not checked */
+	bool no_memo;
+	/* Called about once a second from the search (level, states so far), when set. */
+	void (*progress)(void *arg, uint64_t level, uint64_t generated, uint64_t distinct, uint64_t queue);
+	void *progress_arg;
+	uint64_t max_states;    /* stop with an error past this many distinct states (0: no limit) */
+};
+
+/* One state of a counterexample. */
+struct mc_step {
+	const char *action;     /* "Initial predicate", or the action's name */
+	struct src_pos pos;     /* where that action is defined (file NULL for Init) */
+	spt_val **vals;         /* n_vars values, in the result's arena */
+	bool stutter;           /* the step leaves every variable unchanged (a deadlock's "stuttering") */
+};
+
+struct mc_result {
+	enum mc_verdict verdict;
+	char what[256];         /* the invariant, property or assumption violated */
+	char msg[1536];         /* an evaluation error's message, or the assumption's position */
+	uint64_t init_generated, init_distinct;
+	uint64_t generated, distinct, queue, depth;
+	uint32_t min_out, max_out;  /* out-degrees of the explored states */
+	double mean_out;
+	double seconds;
+	size_t fp_bytes, peak_frontier_bytes;
+	const char *const *vars;
+	uint32_t n_vars;
+	struct mc_step *trace;  /* the behaviour to the error, shortest, or NULL */
+	uint32_t n_trace;
+	char warnings[2048];
+	void *priv;
+};
+
+/*
+ * Loads the spec and cfg and searches. 0 when the search ran (the verdict in r), or -EINVAL with
+ * err (the spec, the cfg or the model could not be loaded); -ENOTSUP when the model uses what
+ * spectap does not check (a liveness property, say), err naming it.
+ */
+int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err);
+void mc_result_free(struct mc_result *r);
+
+#endif

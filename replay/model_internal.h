@@ -1,0 +1,48 @@
+/* Internal to the model checker: the model as the cfg and the spec define it, and its search. */
+#ifndef SPECTAP_REPLAY_MODEL_INTERNAL_H
+#define SPECTAP_REPLAY_MODEL_INTERNAL_H
+
+#include "cfg.h"
+#include "model.h"
+
+/* An expression to evaluate, and the definition whose frame it is evaluated in. */
+struct mc_formula {
+	const char *name;        /* as the cfg names it (messages) */
+	const struct opdef *owner;
+	const struct ast *e;
+};
+
+struct mc_list {
+	struct mc_formula *f;
+	uint32_t n;
+};
+
+struct mc_model {
+	struct checker *ck;      /* spec, cfg and constants */
+	struct spec *spec;
+	const struct cfg *cfg;
+	uint32_t n_vars;
+	const char *const *vars;
+	bool has_init, has_next;
+	struct mc_formula init;
+	struct mc_formula next;
+	struct mc_list invariants;   /* INVARIANTs, then properties' []P */
+	uint32_t n_cfg_invariants;   /* the first ones come from INVARIANT (the rest: PROPERTY) */
+	struct mc_list init_props;   /* properties' conjuncts without [] (checked on initial states) */
+	struct mc_list action_props; /* properties' [][A]_v: e is the [A]_v */
+	struct mc_list constraints, action_constraints, postconditions;
+	bool has_view;
+	struct mc_formula view;
+	const struct opdef *symmetry;
+	bool check_deadlock;
+};
+
+int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_error *err);
+void mc_model_free(struct mc_model *m);
+/* Evaluates f in in's current state (and next state, for an action): a Boolean. */
+int mc_eval_bool(struct interp *in, const struct mc_formula *f, bool *out);
+int mc_eval(struct interp *in, const struct mc_formula *f, spt_val **out);
+/* Checks every ASSUME of every module: 0, 1 with r filled when one is false, or -EINVAL. */
+int mc_check_assumptions(struct mc_model *m, struct interp *in, struct mc_result *r, struct check_error *err);
+
+#endif

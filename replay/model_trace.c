@@ -1,0 +1,157 @@
+/*
+ * The counterexample of a model-checking error, rebuilt as TLC rebuilds it: the fingerprint set
+ * keeps each state's predecessor, so the path back to an initial state is known; the states
+ * themselves are found again by enumerating Init and then each state's successors for the one
+ * with the next fingerprint on the path (the search kept no state it had expanded).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "enumerate.h"
+#include "model_trace.h"
+
+struct finder {
+	struct worker *w;
+	uint64_t want;             /* the fingerprint sought */
+	spt_val **exact;           /* or the exact state (the one after the path) */
+	struct spt_arena *a;
+	spt_val **vals;            /* what was found, in a */
+	const struct opdef *action;
+};
+
+/* The action a successor came from, as TLC splits Next into actions: definitions whose body is a
+ * disjunction (or one more action) are looked into; the first that is not names the action. */
+static const struct opdef *action_of(const struct interp *in)
+{
+	uint32_t n = in->n_actions < 16 ? in->n_actions : 16;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ast *b = in->actions[i]->body;
+		while (b->kind == A_LET || b->kind == A_EXISTS)
+			b = b->a[0];
+		bool more = b->kind == A_OR || (b->kind == A_NAME && b->ref == REF_DEF && b->r.def->level >= L_ACTION);
+		if (!more || i + 1 == n)
+			return in->actions[i];
+	}
+	return NULL;
+}
+
+static int match(struct interp *in, void *arg)
+{
+	struct finder *f = arg;
+	uint32_t n = f->w->S->m->n_vars;
+	if (f->exact) {
+		for (uint32_t i = 0; i < n; i++)
+			if (!spt_value_eq(in->next[i], f->exact[i]))
+				return 0;
+	} else {
+		uint64_t fp;
+		if (search_fingerprint(f->w, in->next, &fp))
+			return EVAL_ERR;
+		if (fp != f->want)
+			return 0;
+	}
+	if (!(f->vals = spt_arena_alloc(f->a, (n + 1) * sizeof(*f->vals))))
+		return ev_fail(&in->ev, NULL, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		if (!(f->vals[i] = spt_value_clone(f->a, in->next[i])))
+			return ev_fail(&in->ev, NULL, "out of memory");
+	f->action = action_of(in);
+	return 1;
+}
+
+/* Finds the state f wants among the initial states (prev NULL) or prev's successors. */
+static int find(struct worker *w, spt_val **prev, struct finder *f)
+{
+	struct search *S = w->S;
+	struct interp *in = &w->in;
+	const struct mc_formula *act = prev ? &S->m->next : &S->m->init;
+	spt_arena_reset(&w->scratch);
+	in->ev.arena = &w->scratch;
+	ev_clear_error(&in->ev);
+	in->init_mode = !prev;
+	in->cur = prev ? prev : w->own_cur;
+	in->n_actions = 0;
+	memset(in->next, 0, S->m->n_vars * sizeof(*in->next));
+	struct frame *fr = frame_new(in, act->owner, NULL, NULL);
+	int rc = fr ? enumerate(in, (struct ctx){ fr, NULL, false }, act->e, match, f) : EVAL_ERR;
+	in->init_mode = false;
+	in->cur = w->own_cur;
+	return rc;
+}
+
+static void set_step(struct mc_step *st, const struct finder *f, bool initial, const struct mc_formula *next)
+{
+	st->vals = f->vals;
+	if (initial) {
+		st->action = "Initial predicate";
+		return;
+	}
+	st->action = f->action ? f->action->name : next->name;
+	st->pos = f->action ? f->action->pos : (struct src_pos){ 0 };
+}
+
+int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, char *why, size_t why_size)
+{
+	why[0] = '\0';
+	uint64_t *path = NULL;
+	uint32_t n = 0, cap = 0;
+	for (uint64_t fp = S->err_parent, parent; fp; fp = parent) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			uint64_t *np = realloc(path, cap * sizeof(*np));
+			if (!np) {
+				free(path);
+				snprintf(why, why_size, "out of memory");
+				return -1;
+			}
+			path = np;
+		}
+		path[n++] = fp;
+		if (!fpset_get(S->fps, fp, &parent) || n > atomic_load(&S->max_level) + 1)
+			break;
+	}
+	uint32_t total = n + (S->err_state ? 1 : 0);
+	r->trace = spt_arena_alloc(a, (total + 1) * sizeof(*r->trace));
+	if (!r->trace) {
+		free(path);
+		return -1;
+	}
+	memset(r->trace, 0, (total + 1) * sizeof(*r->trace));
+	struct worker *w = &S->w[0];
+	w->in.track_actions = true;
+	w->run.level = 0;
+	spt_val **prev = NULL;
+	int rc = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct finder f = { w, path[n - 1 - i], NULL, a, NULL, NULL };
+		w->run.level = (int64_t)i;
+		int fr = find(w, prev, &f);
+		if (fr != 1) {
+			if (fr == EVAL_ERR)
+				snprintf(why, why_size, "evaluating the spec again failed: %s", w->in.ev.err.msg);
+			else
+				snprintf(why, why_size, "state %u of the path was not found again (does the spec choose at random?)", i + 1);
+			rc = -1;
+			break;
+		}
+		set_step(&r->trace[r->n_trace++], &f, i == 0, &S->m->next);
+		prev = f.vals;
+	}
+	if (!rc && S->err_state) {
+		struct mc_step *st = &r->trace[r->n_trace++];
+		st->vals = S->err_state;
+		if (!n) {
+			st->action = "Initial predicate";
+		} else {
+			struct finder f = { w, 0, S->err_state, a, NULL, NULL };
+			w->run.level = (int64_t)n;
+			if (find(w, prev, &f) == 1)
+				set_step(st, &f, false, &S->m->next);
+			else
+				st->action = S->m->next.name;
+		}
+	}
+	w->in.track_actions = false;
+	free(path);
+	return rc;
+}

@@ -1,0 +1,11 @@
+/* Internal to the model checker: rebuilding the shortest behaviour to the error found. */
+#ifndef SPECTAP_REPLAY_MODEL_TRACE_H
+#define SPECTAP_REPLAY_MODEL_TRACE_H
+
+#include "search.h"
+
+/* Fills r->trace (values in a) with the path to S's error. 0, or -1 with why (the trace as far
+ * as it got is kept). */
+int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, char *why, size_t why_size);
+
+#endif

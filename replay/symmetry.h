@@ -1,0 +1,23 @@
+/*
+ * SYMMETRY: the group of model-value permutations a cfg's symmetry set generates (TLC takes the
+ * closure of the given permutations under composition), and permuting values by one.
+ */
+#ifndef SPECTAP_REPLAY_SYMMETRY_H
+#define SPECTAP_REPLAY_SYMMETRY_H
+
+#include "interp.h"
+
+struct sym_group {
+	spt_val **mv;      /* the model values permuted, sorted */
+	uint32_t n_mv;
+	uint32_t *perms;   /* n_perms rows of n_mv indices into mv: mv[i] goes to mv[perm[i]] */
+	uint32_t n_perms;  /* the identity included (row 0) */
+};
+
+/* Evaluates the symmetry definition d (a set of permutations: functions from model values to
+ * model values) and closes it. 0, or EVAL_ERR with the message in in->ev. */
+int sym_group_build(struct interp *in, const struct opdef *d, struct spt_arena *a, struct sym_group *g);
+/* v with its model values permuted by row p of g, built in a; NULL when out of memory. */
+spt_val *sym_apply(struct spt_arena *a, const struct sym_group *g, uint32_t p, spt_val *v);
+
+#endif

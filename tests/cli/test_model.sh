@@ -1,0 +1,83 @@
+#!/bin/sh
+# spectap check --model on small specs of our own whose state spaces were counted by hand (the
+# comments in tests/replay/model/*.tla say what each exercises): the verdict, TLC's three counts
+# (states generated, distinct states, depth), the counterexample and the exit status TLC gives.
+. tests/cli/lib.sh
+
+M=tests/replay/model
+# model NAME CFG STATUS VERDICT GENERATED DISTINCT DEPTH [EXTRA OPTIONS]
+model() {
+	name=$1 cfg=$2 status=$3 verdict=$4 gen=$5 dist=$6 depth=$7
+	shift 7
+	run_status "$status" "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/$name.tla" --cfg "$M/$cfg.cfg" --json "$@"
+	check_eq "$cfg: verdict" "$verdict" "$(jq -r .verdict "$T/out.json")"
+	check_eq "$cfg: states generated" "$gen" "$(jq -r .generated "$T/out.json")"
+	check_eq "$cfg: distinct states" "$dist" "$(jq -r .distinct "$T/out.json")"
+	check_eq "$cfg: depth" "$depth" "$(jq -r .depth "$T/out.json")"
+}
+trace_of() { jq -c '[.trace[] | [.action, .state]]' "$T/out.json"; }
+
+# Deadlock: a state without successors, unless the cfg (or --no-deadlock) says otherwise.
+model Counter Counter 11 deadlock 4 4 4
+check_eq "Counter: the trace to the deadlock" '[["Initial predicate",{"x":0}],["Step",{"x":1}],["Step",{"x":2}],["Step",{"x":3}]]' "$(trace_of)"
+model Counter CounterNoDeadlock 0 ok 4 4 4
+model Counter Counter 0 ok 4 4 4 --no-deadlock
+
+# An invariant broken at depth 3; the shortest trace names each action.
+model Flips Flips 12 invariant 5 4 3
+check_eq "Flips: the invariant named" NotBoth "$(jq -r .violated "$T/out.json")"
+check_eq "Flips: the trace" '[["Initial predicate",{"a":false,"b":false}],["FlipA",{"a":true,"b":false}],["FlipB",{"a":true,"b":true}]]' "$(trace_of)"
+"$SPECTAP" check --model "$M/Flips.tla" --cfg "$M/Flips.cfg" >"$T/text" 2>&1
+check_contains "Flips: TLC's words" "$T/text" "Error: Invariant NotBoth is violated."
+check_contains "Flips: TLC's trace lines" "$T/text" "State 2: <FlipA line 5, col 1 of module Flips>"
+check_contains "Flips: TLC's state lines" "$T/text" '/\ a = TRUE'
+check_contains "Flips: TLC's counts" "$T/text" "5 states generated, 4 distinct states found, 1 states left on queue."
+
+# Constraints: states outside are generated and checked, never kept or explored.
+model Bounded Bounded 0 ok 6 5 5
+model Bounded BoundedLevel 0 ok 4 3 3
+model Bounded BoundedAction 0 ok 9 5 5
+
+# SYMMETRY: the 8 subsets of three processes are 4 orbits; \A p : WF_s(...) is fairness.
+model Grow Grow 0 ok 13 8 4
+model Grow GrowSym 0 ok 7 4 4
+# VIEW: y is not seen; three distinct states.
+model Viewed Viewed 0 ok 4 3 3
+
+# Properties: a step property on every transition, an initial condition, []P as an invariant.
+model Props PropsStep 12 property 4 3 3
+check_eq "PropsStep: the step that breaks it" '[0,1,2,0]' "$(jq -c '[.trace[].state.x]' "$T/out.json")"
+model Props PropsInit 12 property 1 1 1
+model Props PropsBox 0 ok 4 3 3
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Props.tla" --cfg "$M/PropsLive.cfg" --json
+check_contains "a liveness property is refused, named" "$T/out.json" "unsupported: "
+check_contains "a liveness property is refused, named" "$T/out.json" "Reaches5"
+
+# ASSUME: the false one is named by its position, as TLC does.
+run_status 10 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Assumes.tla" --cfg "$M/Assumes.cfg" --json
+check_eq "Assumes: the verdict" assumption "$(jq -r .verdict "$T/out.json")"
+check_eq "Assumes: the assumption" "line 6, col 1 of module Assumes" "$(jq -r .violated "$T/out.json")"
+
+# An evaluation error: the behaviour that led to it, and TLC's exit status for errors.
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Crash.tla" --cfg "$M/Crash.cfg" --json
+check_eq "Crash: the verdict" error "$(jq -r .verdict "$T/out.json")"
+check_eq "Crash: the trace to the state that fails" '[2,1,0]' "$(jq -c '[.trace[].state.x]' "$T/out.json")"
+check_contains "Crash: what failed, where" "$T/out.json" "Crash.tla:6:"
+
+# The native operators, each an ASSUME of a hand-worked value; a wrong one fails by its line.
+run_status 0 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Operators.tla" --cfg "$M/Operators.cfg" --json
+check_eq "Operators: every assumption holds" ok "$(jq -r .verdict "$T/out.json")"
+sed 's/^ASSUME Remove(<<1, 2, 1, 3>>, 1) = <<2, 3>>$/ASSUME Remove(<<1, 2, 1, 3>>, 1) = <<2, 3, 1>>/; s/MODULE Operators/MODULE Wrong/' \
+	"$M/Operators.tla" >"$T/Wrong.tla"
+run_status 10 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Wrong.tla" --cfg "$M/Operators.cfg" --json
+check_eq "a wrong value is caught, by its line" "line 19, col 1 of module Wrong" "$(jq -r .violated "$T/out.json")"
+
+# Workers: the same counts with two threads.
+model Grow Grow 0 ok 13 8 4 --workers 2
+model Bounded Bounded 0 ok 6 5 5 --workers 2
+
+# Usage and load errors.
+run_status 2 "$T/out" "$T/err" "$SPECTAP" check --model "$M/Flips.tla" --spec "$M/Flips.tla"
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Flips.tla" --cfg "$M/Counter.cfg" --json
+check_contains "a cfg naming what the spec lacks" "$T/out.json" "Spec specified in the configuration file is not defined"
+finish

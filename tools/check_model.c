@@ -1,0 +1,194 @@
+/* spectap check --model: safety model checking, reported as TLC reports it (or as JSON). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_model.h"
+#include "model.h"
+#include "spectap/json.h"
+
+static const char *verdict_name(enum mc_verdict v)
+{
+	switch (v) {
+	case MC_OK: return "ok";
+	case MC_INVARIANT: return "invariant";
+	case MC_PROPERTY: return "property";
+	case MC_DEADLOCK: return "deadlock";
+	case MC_ASSUMPTION: return "assumption";
+	case MC_EVAL_ERROR: return "error";
+	case MC_POSTCONDITION: return "postcondition";
+	}
+	return "?";
+}
+
+/* TLC's exit codes: 10 assumption, 11 deadlock, 12 safety; 1 for an evaluation error. */
+static int exit_code(enum mc_verdict v)
+{
+	switch (v) {
+	case MC_OK: return CLI_OK;
+	case MC_ASSUMPTION: return 10;
+	case MC_DEADLOCK: return 11;
+	case MC_INVARIANT:
+	case MC_PROPERTY:
+	case MC_POSTCONDITION: return 12;
+	default: return CLI_FAIL;
+	}
+}
+
+static void progress(void *arg, uint64_t level, uint64_t generated, uint64_t distinct, uint64_t queue)
+{
+	cli_progress(arg, "level %" PRIu64 ": %" PRIu64 " states generated, %" PRIu64 " distinct, %" PRIu64 " on the queue",
+		     level, generated, distinct, queue);
+}
+
+static void print_state(FILE *f, const struct mc_result *r, const struct mc_step *st)
+{
+	for (uint32_t i = 0; i < r->n_vars; i++) {
+		fprintf(f, "%s%s = ", r->n_vars > 1 ? "/\\ " : "", r->vars[i]);
+		spt_value_print(f, st->vals[i]);
+		fputc('\n', f);
+	}
+}
+
+static void print_text(const struct mc_result *r, const struct check_model_opts *o)
+{
+	FILE *f = stdout;
+	switch (r->verdict) {
+	case MC_OK: break;
+	case MC_INVARIANT: fprintf(f, "Error: Invariant %s is violated.\n", r->what); break;
+	case MC_PROPERTY: fprintf(f, "Error: Property %s is violated.\n", r->what); break;
+	case MC_DEADLOCK: fprintf(f, "Error: Deadlock reached.\n"); break;
+	case MC_ASSUMPTION: fprintf(f, "Error: Assumption %s is false.\n", r->what); break;
+	case MC_EVAL_ERROR: fprintf(f, "Error: %s\n", r->msg); break;
+	case MC_POSTCONDITION: fprintf(f, "Error: Postcondition %s is false.\n", r->what); break;
+	}
+	if (r->n_trace) {
+		fprintf(f, "Error: The behavior up to this point is:\n");
+		for (uint32_t i = 0; i < r->n_trace; i++) {
+			const struct mc_step *st = &r->trace[i];
+			if (st->pos.file) {
+				const char *base = strrchr(st->pos.file, '/');
+				base = base ? base + 1 : st->pos.file;
+				fprintf(f, "State %u: <%s line %u, col %u of module %.*s>\n", i + 1, st->action, st->pos.line,
+					st->pos.col, (int)(strlen(base) > 4 ? strlen(base) - 4 : strlen(base)), base);
+			} else {
+				fprintf(f, "State %u: <%s>\n", i + 1, st->action);
+			}
+			print_state(f, r, st);
+			fputc('\n', f);
+		}
+	}
+	if (r->verdict == MC_OK)
+		fprintf(f, "Model checking completed. No error has been found.\n");
+	if (r->verdict != MC_ASSUMPTION) {
+		fprintf(f, "%" PRIu64 " states generated, %" PRIu64 " distinct states found, %" PRIu64 " states left on queue.\n",
+			r->generated, r->distinct, r->queue);
+		fprintf(f, "The depth of the complete state graph search is %" PRIu64 ".\n", r->depth);
+		if (r->verdict == MC_OK && r->distinct)
+			fprintf(f, "The average outdegree of the complete state graph is %.0f (minimum is %u, the maximum %u).\n",
+				r->mean_out, r->min_out, r->max_out);
+	}
+	fprintf(f, "Finished in %.2f s (%u worker%s, %.0f distinct states/s).\n", r->seconds, o->workers,
+		o->workers == 1 ? "" : "s", r->seconds > 0 ? (double)r->distinct / r->seconds : 0);
+}
+
+static void json_value(struct spt_buf *b, spt_val *v)
+{
+	spt_json_write(b, v, 0, NULL);
+}
+
+static void json_text(struct spt_buf *b, spt_val *v)
+{
+	char *t = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&t, &n);
+	if (f) {
+		spt_value_print(f, v);
+		fclose(f);
+	}
+	spt_buf_json_str(b, t ? t : "", t ? strlen(t) : 0);
+	free(t);
+}
+
+static void print_json(const struct mc_result *r, const struct check_model_opts *o)
+{
+	struct spt_buf b = { 0 };
+	spt_buf_printf(&b, "{\"verdict\":\"%s\",\"ok\":%s", verdict_name(r->verdict), r->verdict == MC_OK ? "true" : "false");
+	if (r->what[0] && r->verdict != MC_EVAL_ERROR) {
+		spt_buf_puts(&b, ",\"violated\":");
+		spt_buf_json_str(&b, r->what, strlen(r->what));
+	}
+	if (r->msg[0]) {
+		spt_buf_puts(&b, ",\"message\":");
+		spt_buf_json_str(&b, r->msg, strlen(r->msg));
+	}
+	spt_buf_printf(&b,
+		       ",\"initial\":{\"generated\":%" PRIu64 ",\"distinct\":%" PRIu64 "},\"generated\":%" PRIu64
+		       ",\"distinct\":%" PRIu64 ",\"queue\":%" PRIu64 ",\"depth\":%" PRIu64
+		       ",\"outdegree\":{\"min\":%u,\"max\":%u,\"mean\":%.3f},\"seconds\":%.3f,\"workers\":%u,\"fp_bytes\":%zu",
+		       r->init_generated, r->init_distinct, r->generated, r->distinct, r->queue, r->depth, r->min_out,
+		       r->max_out, r->mean_out, r->seconds, o->workers, r->fp_bytes);
+	if (r->n_trace) {
+		spt_buf_puts(&b, ",\"trace\":[");
+		for (uint32_t i = 0; i < r->n_trace; i++) {
+			const struct mc_step *st = &r->trace[i];
+			spt_buf_puts(&b, i ? ",{\"action\":" : "{\"action\":");
+			spt_buf_json_str(&b, st->action, strlen(st->action));
+			if (st->pos.file) {
+				spt_buf_puts(&b, ",\"position\":{\"file\":");
+				spt_buf_json_str(&b, st->pos.file, strlen(st->pos.file));
+				spt_buf_printf(&b, ",\"line\":%u,\"col\":%u}", st->pos.line, st->pos.col);
+			}
+			spt_buf_puts(&b, ",\"state\":{");
+			for (uint32_t v = 0; v < r->n_vars; v++) {
+				spt_buf_printf(&b, "%s", v ? "," : "");
+				spt_buf_json_str(&b, r->vars[v], strlen(r->vars[v]));
+				spt_buf_putc(&b, ':');
+				json_value(&b, st->vals[v]);
+			}
+			spt_buf_puts(&b, "},\"tla\":{");
+			for (uint32_t v = 0; v < r->n_vars; v++) {
+				spt_buf_printf(&b, "%s", v ? "," : "");
+				spt_buf_json_str(&b, r->vars[v], strlen(r->vars[v]));
+				spt_buf_putc(&b, ':');
+				json_text(&b, st->vals[v]);
+			}
+			spt_buf_puts(&b, "}}");
+		}
+		spt_buf_putc(&b, ']');
+	}
+	if (r->warnings[0]) {
+		spt_buf_puts(&b, ",\"warnings\":");
+		spt_buf_json_str(&b, r->warnings, strlen(r->warnings));
+	}
+	spt_buf_puts(&b, "}\n");
+	cli_flush(&b, stdout);
+	spt_buf_free(&b);
+}
+
+int check_model(struct cli *c, const struct check_model_opts *o)
+{
+	struct mc_opts mo = { o->spec, o->cfg, o->workers, o->no_deadlock ? 0 : -1, o->no_memo, progress, c, o->max_states };
+	struct mc_result r;
+	struct check_error err;
+	int rc = mc_run(&mo, &r, &err);
+	cli_progress_done(c);
+	if (rc) {
+		mc_result_free(&r);
+		if (rc == -ENOTSUP)
+			return cli_fail(c, "unsupported: %s", err.msg);
+		return cli_fail(c, "%s", err.msg);
+	}
+	if (r.warnings[0] && !c->json)
+		cli_warn(c, "%s", r.warnings);
+	if (c->json)
+		print_json(&r, o);
+	else
+		print_text(&r, o);
+	fflush(stdout);
+	int code = exit_code(r.verdict);
+	mc_result_free(&r);
+	return code;
+}

@@ -1,0 +1,20 @@
+/* spectap check --model (check_model.c). */
+#ifndef SPECTAP_TOOLS_CHECK_MODEL_H
+#define SPECTAP_TOOLS_CHECK_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+struct check_model_opts {
+	const char *spec, *cfg;
+	unsigned workers;
+	bool no_deadlock;   /* as TLC's -deadlock: a state without successors is no error */
+	bool no_memo;
+	uint64_t max_states; /* 0: no limit */
+};
+
+int check_model(struct cli *c, const struct check_model_opts *o);
+
+#endif
