@@ -51,7 +51,7 @@ BENCH_BIN  := $(BUILD)/bench/bench_trace $(BUILD)/bench/bench_etcd $(BUILD)/benc
 
 vpath %.c lib replay probes/go collector systems/etcd systems/zookeeper systems/redisraft tools $(BUILD)/gen
 
-.PHONY: all deps test unit cli fuzz fuzz-smoke clang-check zk-clang-check demo bench clean
+.PHONY: all deps test unit cli fuzz fuzz-smoke clang-check zk-clang-check demo bench conformance clean
 all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
 
 deps:
@@ -378,6 +378,12 @@ test: deps
 	@$(MAKE) --no-print-directory clang-check
 	@$(MAKE) --no-print-directory all unit cli fuzz-smoke
 	@sh tests/summary.sh $(BUILD)
+
+# The model checker against tlaplus/Examples' manifests (issue 17). EXAMPLES: a clone the user
+# made (nothing is fetched); the table goes to docs/conformance.md.
+conformance: $(BUILD)/spectap
+	@[ -n "$(EXAMPLES)" ] || { echo "usage: make conformance EXAMPLES=/path/to/a/clone/of/tlaplus/Examples" >&2; exit 2; }
+	@SPECTAP=$(BUILD)/spectap sh scripts/conformance.sh "$(EXAMPLES)" docs/conformance.md
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -41,7 +41,7 @@ static int fail_unassigned(struct en *en, const struct ast *at)
 
 static int done(struct en *en, const struct ast *at)
 {
-	if (fail_unassigned(en, at))
+	if (!en->in->partial && fail_unassigned(en, at))
 		return EVAL_ERR;
 	return en->fn(en->in, en->arg);
 }
@@ -51,15 +51,21 @@ static int next(struct en *en, const struct cont *k, const struct ast *at)
 	return k ? step(en, k) : done(en, at);
 }
 
-/* The state variable x names (a variable, or an instance's substitution by one), or -1. */
-static int var_index(const struct ast *x)
+/* The state variable x names (a variable, an instance's substitution by one, or a parameter
+ * bound to one), or -1. */
+static int var_index(struct ctx c, const struct ast *x)
 {
 	for (int guard = 0; guard < 16 && x->kind == A_NAME && x->n == 0; guard++) {
 		if (x->ref == REF_VAR)
 			return (int)x->slot;
-		if (x->ref != REF_SUBST)
+		if (x->ref == REF_SUBST) {
+			x = x->r.subst;
+			continue;
+		}
+		const struct ast *t = thunk_expr(&c, x);
+		if (!t || c.primed)
 			break;
-		x = x->r.subst;
+		x = t;
 	}
 	return -1;
 }
@@ -68,9 +74,16 @@ static int var_index(const struct ast *x)
 static int target(struct interp *in, struct ctx c, const struct ast *lhs)
 {
 	if (in->init_mode)
-		return c.primed ? -1 : var_index(lhs);
-	if (lhs->kind == A_PRIME && !c.primed)
-		return var_index(lhs->a[0]);
+		return c.primed ? -1 : var_index(c, lhs);
+	for (int guard = 0; guard < 16 && !c.primed; guard++) {
+		if (lhs->kind == A_PRIME)
+			return var_index(c, lhs->a[0]);
+		/* A parameter standing for x' (Send(p, m, m') == m' = ...: lhs is m). */
+		const struct ast *t = thunk_expr(&c, lhs);
+		if (!t)
+			break;
+		lhs = t;
+	}
 	return -1;
 }
 
@@ -157,7 +170,7 @@ static int unchanged(struct en *en, const struct ast *v, struct ctx c, const str
 		struct cont k2 = { un, c, rest, false };
 		return unchanged(en, v->a[0], c, &k2, at);
 	}
-	int var = var_index(v);
+	int var = var_index(c, v);
 	if (var >= 0) {
 		if (!in->cur[var])
 			return ev_fail(&in->ev, v, "UNCHANGED %s, but %s has no value in this state", in->vars[var], in->vars[var]);
@@ -218,6 +231,8 @@ static int call(struct en *en, const struct cont *k, bool *handled)
 	*handled = false;
 	if (e->ref == REF_DEF && !e->r.def->n_fbounds) {
 		d = e->r.def;
+	} else if (e->ref == REF_CONST && in->const_ops[e->slot] && in->const_ops[e->slot]->def) {
+		d = in->const_ops[e->slot]->def; /* an operator constant the cfg gives (Send <- MCSend) */
 	} else if (e->ref == REF_LOCAL) {
 		struct cell *cell = local_cell(k->c, e);
 		if (cell && cell->op && cell->op->def && !cell->op->def->n_fbounds) {
@@ -226,7 +241,9 @@ static int call(struct en *en, const struct cont *k, bool *handled)
 		}
 	}
 	/* Constant and state predicates are guards (but Init's state predicates assign). */
-	if (!d || !(d->level >= L_ACTION || d->primes_params || (in->init_mode && d->level >= L_STATE)))
+	/* (A constant-level operator given primed arguments is an action too: Send(p, m, m').) */
+	if (!d || !(d->level >= L_ACTION || d->primes_params || e->level >= L_ACTION ||
+		    (in->init_mode && (d->level >= L_STATE || e->level >= L_STATE))))
 		return 0;
 	*handled = true;
 	struct frame *f;
@@ -358,6 +375,15 @@ static int step_inner(struct en *en, const struct cont *k)
 		return unchanged(en, e->a[1], k->c, k->next, e);
 	}
 	case A_NAME: {
+		if (e->ref == REF_LOCAL && !e->n) {
+			/* A parameter bound to an action (NoStutter(l0(self)) == ... /\ A): go on in it. */
+			struct ctx tc = k->c;
+			const struct ast *t = thunk_expr(&tc, e);
+			if (t) {
+				struct cont k2 = { t, tc, k->next, false };
+				return step(en, &k2);
+			}
+		}
 		bool handled;
 		int rc = relation(en, k, &handled);
 		if (rc || handled)

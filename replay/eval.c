@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include "builtins_internal.h"
+#include "enumerate.h"
 #include "interp.h"
 
 #define MAX_ENUM 1000000u /* largest set built to enumerate [S -> T] and friends */
@@ -98,6 +99,23 @@ struct frame *frame_new(struct interp *in, const struct opdef *d, struct frame *
 	return f;
 }
 
+/* The context an instance's substitution (a REF_SUBST name) is evaluated in: a frame of its own
+ * when it binds names ([p \in S |-> ...]). */
+static int subst_ctx(struct interp *in, const struct ast *e, bool primed, struct ctx *out)
+{
+	struct frame *f = NULL;
+	if (e->slot) {
+		f = spt_arena_alloc(A(in), sizeof(*f) + e->slot * sizeof(f->c[0]));
+		if (!f)
+			return oom(in, e);
+		f->up = NULL;
+		f->n = e->slot;
+		memset(f->c, 0, e->slot * sizeof(f->c[0]));
+	}
+	*out = (struct ctx){ f, NULL, primed };
+	return 0;
+}
+
 struct cell *local_cell(struct ctx c, const struct ast *e)
 {
 	struct frame *f = c.f;
@@ -153,6 +171,24 @@ static int op_closure(struct interp *in, struct ctx c, const struct ast *a, cons
 	}
 }
 
+/* Arguments bound unevaluated (see struct closure). */
+static bool lazy_arg(const struct interp *in, const struct opdef *d, const struct ast *a)
+{
+	/* (In Init, a variable given to an operator may be what it assigns: XInit(x) == x = 0.) */
+	return a->level >= L_ACTION || ((d->primes_params || in->init_mode) && a->level >= L_STATE);
+}
+
+const struct ast *thunk_expr(struct ctx *c, const struct ast *e)
+{
+	if (e->kind != A_NAME || e->ref != REF_LOCAL || e->n)
+		return NULL;
+	struct cell *cell = local_cell(*c, e);
+	if (!cell || !cell->op || !cell->op->expr)
+		return NULL;
+	*c = (struct ctx){ cell->op->env, NULL, cell->op->primed };
+	return cell->op->expr;
+}
+
 int bind_args(struct interp *in, struct ctx c, const struct ast *call, const struct opdef *d, struct frame *env,
 	      struct frame **out)
 {
@@ -163,12 +199,26 @@ int bind_args(struct interp *in, struct ctx c, const struct ast *call, const str
 		if (d->param_arity[i]) {
 			if (op_closure(in, c, call->a[i], &f->c[i].op))
 				return EVAL_ERR;
+		} else if (lazy_arg(in, d, call->a[i])) {
+			struct closure *cl = spt_arena_alloc(A(in), sizeof(*cl));
+			if (!cl)
+				return oom(in, call);
+			*cl = (struct closure){ NULL, c.f, NULL, call->a[i], c.primed };
+			f->c[i].op = cl;
 		} else if (eval(in, c, call->a[i], &f->c[i].v)) {
 			return EVAL_ERR;
 		}
 	}
 	*out = f;
 	return 0;
+}
+
+static bool any_lazy(const struct interp *in, const struct opdef *d, const struct ast *call)
+{
+	for (uint32_t i = 0; i < d->n_params && i < call->n; i++)
+		if (!d->param_arity[i] && lazy_arg(in, d, call->a[i]))
+			return true;
+	return false;
 }
 
 static int call_builtin_vals(struct interp *in, const struct ast *at, const struct builtin *bi, spt_val *const *args,
@@ -276,7 +326,7 @@ static int call_def(struct interp *in, struct ctx c, const struct ast *e, const 
 	struct frame *f;
 	if (bind_args(in, c, e, d, env, &f))
 		return EVAL_ERR;
-	if (e->memo && !in->no_memo && d->n_params <= 64 && memo_worth(in, d))
+	if (e->memo && !in->no_memo && d->n_params <= 64 && !any_lazy(in, d, e) && memo_worth(in, d))
 		return memo_call(in, d, f, c.primed, out);
 	return eval(in, (struct ctx){ f, NULL, c.primed }, d->body, out);
 }
@@ -325,6 +375,42 @@ static int call_closure(struct interp *in, struct ctx c, const struct ast *e, co
 	if (bind_args(in, c, e, d, cl->env, &f))
 		return EVAL_ERR;
 	return eval(in, (struct ctx){ f, NULL, c.primed }, d->body, out);
+}
+
+/* ---- ENABLED ---- */
+
+static int first_successor(struct interp *in, void *arg)
+{
+	(void)in;
+	*(bool *)arg = true;
+	return 1;
+}
+
+/* ENABLED A: some next state (whatever the variables A says nothing of) satisfies A. */
+static int eval_enabled(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
+{
+	if (c.primed)
+		return ev_fail(&in->ev, e, "ENABLED inside a primed expression");
+	spt_val **next = spt_arena_alloc(A(in), (in->n_vars + 1) * sizeof(*next));
+	if (!next)
+		return oom(in, e);
+	memset(next, 0, (in->n_vars + 1) * sizeof(*next));
+	spt_val **saved = in->next;
+	bool init_mode = in->init_mode, partial = in->partial;
+	uint32_t n_actions = in->n_actions;
+	in->next = next;
+	in->init_mode = false;
+	in->partial = true;
+	bool found = false;
+	int rc = enumerate(in, c, e->a[0], first_successor, &found);
+	in->next = saved;
+	in->init_mode = init_mode;
+	in->partial = partial;
+	in->n_actions = n_actions;
+	if (rc == EVAL_ERR)
+		return EVAL_ERR;
+	*out = spt_bool(A(in), found);
+	return 0;
 }
 
 /* ---- builtins ---- */
@@ -427,6 +513,8 @@ static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **
 		struct cell *cell = local_cell(c, e);
 		if (!cell)
 			return ev_fail(&in->ev, e, "internal: %s has no frame here", e->name);
+		if (cell->op && cell->op->expr) /* an argument bound unevaluated */
+			return eval(in, (struct ctx){ cell->op->env, NULL, cell->op->primed || c.primed }, cell->op->expr, out);
 		if (cell->op)
 			return call_closure(in, c, e, cell->op, out);
 		if (!cell->v)
@@ -463,8 +551,12 @@ static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **
 	}
 	case REF_BUILTIN:
 		return builtin_call(in, c, e, out);
-	case REF_SUBST:
-		return eval(in, (struct ctx){ NULL, NULL, c.primed }, e->r.subst, out);
+	case REF_SUBST: {
+		struct ctx sc;
+		if (subst_ctx(in, e, c.primed, &sc))
+			return EVAL_ERR;
+		return eval(in, sc, e->r.subst, out);
+	}
 	case REF_SET:
 		if (e->slot == BS_BOOLEAN) {
 			spt_val *tf[2] = { spt_bool(A(in), false), spt_bool(A(in), true) };
@@ -591,7 +683,8 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 			sc = (struct ctx){ f, NULL, sc.primed };
 			set = d->body;
 		} else if (set->ref == REF_SUBST) {
-			sc = (struct ctx){ NULL, NULL, sc.primed };
+			if (subst_ctx(in, set, sc.primed, &sc))
+				return EVAL_ERR;
 			set = set->r.subst;
 		} else {
 			break;
@@ -1250,6 +1343,10 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		break;
 	}
 	case A_UNSUPPORTED:
+		if (e->num == T_ENABLED && e->n == 1) {
+			rc = eval_enabled(in, c, e, out);
+			break;
+		}
 		rc = ev_fail(&in->ev, e, "%s", e->name);
 		break;
 	}

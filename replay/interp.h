@@ -24,11 +24,15 @@ struct frame {
 };
 
 /* An operator as a value of a cell: a definition (with the frame it was made in, for LET
- * definitions and LAMBDAs), or a builtin. */
+ * definitions and LAMBDAs), or a builtin. Or an argument bound unevaluated (expr, evaluated in
+ * env): one with primes (Send(p, m, m')), or a state expression given to a parameter the body
+ * primes, so that the enumerator sees the variable it stands for. */
 struct closure {
 	const struct opdef *def;
 	struct frame *env;
 	const struct builtin *bi;
+	const struct ast *expr;
+	bool primed;
 };
 
 /* Where an expression is evaluated. */
@@ -48,6 +52,7 @@ struct interp {
 	spt_val **cur;          /* the state; NULL = unknown */
 	spt_val **next;         /* the next state being built; NULL = not assigned yet */
 	bool init_mode;         /* enumerating Init: unprimed variables are the ones assigned */
+	bool partial;           /* ENABLED: a successor need not give every variable a value */
 	bool rewind;            /* the enumerator gives back what a branch allocated when it returns
 				 * (its callbacks copy what they keep into another arena) */
 	uint64_t steps;         /* expressions evaluated so far */
@@ -91,5 +96,7 @@ int bind_args(struct interp *in, struct ctx c, const struct ast *call, const str
 	      struct frame **out);
 /* The cell a REF_LOCAL name denotes in c. */
 struct cell *local_cell(struct ctx c, const struct ast *e);
+/* When e is a parameter bound unevaluated: the expression it stands for, and *c its context. */
+const struct ast *thunk_expr(struct ctx *c, const struct ast *e);
 
 #endif

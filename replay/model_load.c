@@ -282,8 +282,8 @@ int mc_check_assumptions(struct mc_model *m, struct interp *in, struct mc_result
 	uint32_t n;
 	struct module *const *mods = spec_modules(m->spec, &n);
 	for (uint32_t i = 0; i < n; i++) {
-		if (mods[i]->is_std)
-			continue;
+		if (mods[i]->is_std || mods[i]->subst)
+			continue; /* as TLC: the assumptions of the root module and those it extends */
 		for (uint32_t j = 0; j < mods[i]->n_assumes; j++) {
 			const struct opdef *a = mods[i]->assumes[j];
 			spt_val *v;

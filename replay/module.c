@@ -380,7 +380,8 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 	in->in = m;
 	in->from = spt_arena_alloc(&s->arena, nk * sizeof(*in->from));
 	in->to = spt_arena_alloc(&s->arena, nk * sizeof(*in->to));
-	if (!in->from || !in->to)
+	in->to_slots = spt_arena_alloc(&s->arena, nk * sizeof(*in->to_slots));
+	if (!in->from || !in->to || !in->to_slots)
 		return NULL;
 	for (uint32_t i = 1; i < nk; i++) {
 		TSNode sub = ks[i];
@@ -403,6 +404,7 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 		pc->module = m;
 		if (!(in->to[in->n] = parse_expression(pc, src, m->path, parts[1], err)))
 			return NULL;
+		in->to_slots[in->n] = 0;
 		in->n++;
 	}
 	set_subst(mod, in, 0);
@@ -584,6 +586,37 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 		m->assumes[m->n_assumes++] = d;
 		if (ts_node_is_null(name))
 			return 0;
+		struct opdef **defs = realloc(m->defs, (m->n_defs + 1) * sizeof(*defs));
+		if (!defs)
+			return -ENOMEM;
+		m->defs = defs;
+		m->defs[m->n_defs++] = d;
+		struct symbol sym = { .name = d->name, .kind = SYM_DEF, .def = d, .module = m };
+		return add_symbol(s, m, &sym, err, pos);
+	}
+	if (!strcmp(t, "theorem")) {
+		/* THEOREM Name == e names e (ASSUME Name may use it); proofs are not read. A statement
+		 * that is not an expression (ASSUME ... PROVE), or one spectap cannot read, stays unnamed. */
+		TSNode name = named_field(u, "name"), st = named_field(u, "statement");
+		if (ts_node_is_null(name) || ts_node_is_null(st) || !strcmp(ts_node_type(st), "assume_prove"))
+			return 0;
+		struct spec_error ignore = { 0 };
+		pc->module = m;
+		struct ast *body = parse_expression(pc, src, m->path, st, &ignore);
+		if (!body)
+			return 0;
+		struct opdef *d = spt_arena_alloc(&s->arena, sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		memset(d, 0, sizeof(*d));
+		d->pos = pos;
+		d->module = m;
+		d->name = spec_intern(s, m->source + ts_node_start_byte(name), ts_node_end_byte(name) - ts_node_start_byte(name));
+		d->params = spt_arena_alloc(&s->arena, sizeof(*d->params));
+		d->param_arity = spt_arena_alloc(&s->arena, sizeof(*d->param_arity));
+		if (!d->params || !d->param_arity)
+			return -ENOMEM;
+		d->body = body;
 		struct opdef **defs = realloc(m->defs, (m->n_defs + 1) * sizeof(*defs));
 		if (!defs)
 			return -ENOMEM;

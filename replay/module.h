@@ -34,6 +34,7 @@ struct instance {
 	struct module *mod;      /* the instantiated module (its own copy) */
 	const char **from;       /* N's names ... */
 	struct ast **to;         /* ... and what they stand for, evaluated in `in` */
+	uint32_t *to_slots;      /* the frame each needs (the names it binds; resolver) */
 	uint32_t n;
 	struct module *in;       /* the instantiating module */
 };

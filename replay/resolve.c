@@ -188,6 +188,7 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 						}
 						e->ref = REF_SUBST;
 						e->r.subst = inst->to[i];
+						e->slot = inst->to_slots[i]; /* the frame it is evaluated in */
 						e->rmod = inst->in;
 						return 0;
 					}
@@ -909,6 +910,7 @@ static int resolve_module(struct resolver *R, struct module *m)
 			} else {
 				rc = res_expr(R, &sc, in->to[i]);
 			}
+			in->to_slots[i] = sc.max;
 			free(sc.names);
 			if (rc)
 				return rc;
