@@ -867,3 +867,37 @@ long spt_set_find(spt_val *s, spt_val *x)
 	}
 	return -1;
 }
+
+uint64_t spt_hash_renamed(spt_val *v, const uint64_t *from, const uint64_t *to, uint32_t n)
+{
+	switch (v->kind) {
+	case SPT_MODEL:
+		for (uint32_t i = 0; i < n; i++)
+			if (from[i] == v->hash)
+				return to[i];
+		return v->hash;
+	case SPT_SET: {
+		uint64_t h = size_term(VC_SET, v->n);
+		for (uint32_t i = 0; i < v->n; i++)
+			h += set_term(spt_hash_renamed(v->u.elems[i], from, to, n));
+		return h;
+	}
+	case SPT_SEQ: {
+		uint64_t h = size_term(VC_FUN, v->n);
+		for (uint32_t i = 0; i < v->n; i++)
+			h += kv_term(seq_key(i), spt_hash_renamed(v->u.elems[i], from, to, n));
+		return h;
+	}
+	case SPT_REC:
+	case SPT_FUN: {
+		uint64_t h = size_term(VC_FUN, v->n);
+		for (uint32_t i = 0; i < v->n; i++) {
+			uint64_t hk = v->kind == SPT_REC ? v->u.fn.keys[i]->hash : spt_hash_renamed(v->u.fn.keys[i], from, to, n);
+			h += kv_term(hk, spt_hash_renamed(v->u.fn.vals[i], from, to, n));
+		}
+		return h;
+	}
+	default:
+		return v->hash;
+	}
+}

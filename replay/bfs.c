@@ -82,8 +82,14 @@ int search_fingerprint(struct worker *w, spt_val **vals, uint64_t *fp)
 		return 0;
 	}
 	/* Symmetric states share the least fingerprint of the orbit (any function of the orbit
-	 * counts orbits as TLC's least-state rule does). */
+	 * counts orbits as TLC's least-state rule does). Without a VIEW, each permutation's
+	 * fingerprint comes from the hashes alone (they are sums of per-element terms). */
 	uint64_t best = UINT64_MAX;
+	if (!S->m->has_view) {
+		uint64_t h = sym_fingerprint(&S->sym, vals, n);
+		*fp = h ? h : 1;
+		return 0;
+	}
 	uint32_t np = S->has_sym ? S->sym.n_perms : 1;
 	for (uint32_t p = 0; p < np; p++) {
 		spt_val **pv = vals;

@@ -153,6 +153,39 @@ int sym_group_build(struct interp *in, const struct opdef *d, struct spt_arena *
 	g->n_perms = s.n;
 	if (!(g->perms = spt_arena_memdup(a, s.r, (size_t)s.n * w * sizeof(*s.r))))
 		goto oom;
+	g->mv_hash = spt_arena_alloc(a, w * sizeof(*g->mv_hash));
+	g->to_hash = spt_arena_alloc(a, (size_t)s.n * w * sizeof(*g->to_hash));
+	if (!g->mv_hash || !g->to_hash)
+		goto oom;
+	for (uint32_t i = 0; i < g->n_mv; i++)
+		g->mv_hash[i] = spt_value_hash(g->mv[i]);
+	for (size_t k = 0; k < (size_t)s.n * g->n_mv; k++)
+		g->to_hash[k] = spt_value_hash(g->mv[g->perms[k]]);
+	/* Classes: the orbits of the model values; the group is full when its size is the product of
+	 * the classes' factorials. */
+	if (!(g->cls = spt_arena_alloc(a, w * sizeof(*g->cls))))
+		goto oom;
+	for (uint32_t i = 0; i < g->n_mv; i++)
+		g->cls[i] = UINT32_MAX;
+	double full = 1;
+	for (uint32_t i = 0; i < g->n_mv; i++) {
+		if (g->cls[i] != UINT32_MAX)
+			continue;
+		uint32_t size = 0;
+		for (uint32_t j = i; j < g->n_mv; j++) {
+			bool in_orbit = false;
+			for (uint32_t r = 0; r < s.n && !in_orbit; r++)
+				in_orbit = g->perms[(size_t)r * w + i] == j;
+			if (in_orbit) {
+				g->cls[j] = g->n_cls;
+				size++;
+			}
+		}
+		for (uint32_t k = 2; k <= size; k++)
+			full *= k;
+		g->n_cls++;
+	}
+	g->full = full == (double)s.n && !getenv("SPECTAP_SYM_ALL");
 	goto out;
 oom:
 	rc = ev_fail(&in->ev, at, "out of memory building the symmetry group of %s", d->name);
@@ -212,4 +245,137 @@ spt_val *sym_apply(struct spt_arena *a, const struct sym_group *g, uint32_t p, s
 	default:
 		return v;
 	}
+}
+
+/* ---- fingerprints of orbits ---- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t chain(spt_val *const *vals, uint32_t n, const uint64_t *from, const uint64_t *to, uint32_t m)
+{
+	uint64_t h = 0x243f6a8885a308d3ull;
+	for (uint32_t i = 0; i < n; i++)
+		h = mix(h + spt_hash_renamed(vals[i], from, to, m) + i);
+	return h;
+}
+
+static bool next_perm(uint32_t *a, uint32_t n)
+{
+	if (n < 2)
+		return false;
+	uint32_t i = n - 1;
+	while (i > 0 && a[i - 1] >= a[i])
+		i--;
+	if (i == 0) {
+		/* the last ordering: back to the first (ascending), as an odometer's wheel */
+		for (uint32_t x = 0, y = n - 1; x < y; x++, y--) {
+			uint32_t t = a[x];
+			a[x] = a[y];
+			a[y] = t;
+		}
+		return false;
+	}
+	uint32_t j = n - 1;
+	while (a[j] <= a[i - 1])
+		j--;
+	uint32_t t = a[i - 1];
+	a[i - 1] = a[j];
+	a[j] = t;
+	for (uint32_t x = i, y = n - 1; x < y; x++, y--) {
+		t = a[x];
+		a[x] = a[y];
+		a[y] = t;
+	}
+	return true;
+}
+
+#define MAX_SYM_MV 64
+
+uint64_t sym_fingerprint(const struct sym_group *g, spt_val *const *vals, uint32_t n)
+{
+	uint32_t m = g->n_mv;
+	uint64_t best = UINT64_MAX;
+	if (!g->full || m > MAX_SYM_MV) {
+		for (uint32_t p = 0; p < g->n_perms; p++) {
+			uint64_t h = chain(vals, n, g->mv_hash, &g->to_hash[(size_t)p * m], m);
+			if (h < best)
+				best = h;
+		}
+		return best;
+	}
+	/* Each value's part in the state, the others of every class anonymous: equal for values
+	 * a permutation of the orbit exchanges, so ordering by it commutes with the group. */
+	uint64_t to[MAX_SYM_MV], inv[MAX_SYM_MV];
+	for (uint32_t i = 0; i < m; i++) {
+		for (uint32_t j = 0; j < m; j++)
+			to[j] = j == i ? 0x6d61726b6d61726bull : mix(0x616e6f6e + g->cls[j]);
+		inv[i] = chain(vals, n, g->mv_hash, to, m);
+	}
+	/* order: the values sorted by (class, part); slot: the index each position renames to. */
+	uint32_t order[MAX_SYM_MV], slot[MAX_SYM_MV];
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t k = i;
+		while (k > 0 && (g->cls[order[k - 1]] > g->cls[i] ||
+				 (g->cls[order[k - 1]] == g->cls[i] && inv[order[k - 1]] > inv[i]))) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = i;
+	}
+	for (uint32_t c = 0, k = 0; c < g->n_cls; c++)
+		for (uint32_t j = 0; j < m; j++)
+			if (g->cls[j] == c)
+				slot[k++] = j;
+	/* Ties: runs of equal parts, every ordering of each tried (their product, bounded). */
+	uint32_t run_start[MAX_SYM_MV], n_runs = 0;
+	double cands = 1;
+	for (uint32_t k = 0; k < m; k++) {
+		bool same = k > 0 && g->cls[order[k]] == g->cls[order[k - 1]] && inv[order[k]] == inv[order[k - 1]];
+		if (!same)
+			run_start[n_runs++] = k;
+		else
+			cands *= (double)(k - run_start[n_runs - 1] + 1);
+	}
+	if (cands > (double)g->n_perms) {
+		for (uint32_t p = 0; p < g->n_perms; p++) {
+			uint64_t h = chain(vals, n, g->mv_hash, &g->to_hash[(size_t)p * m], m);
+			if (h < best)
+				best = h;
+		}
+		return best;
+	}
+	/* Each run's members are sorted by index: next_perm walks all their orderings. */
+	for (uint32_t r = 0; r < n_runs; r++) {
+		uint32_t a = run_start[r], b = r + 1 < n_runs ? run_start[r + 1] : m;
+		for (uint32_t x = a + 1; x < b; x++)
+			for (uint32_t y = x; y > a && order[y - 1] > order[y]; y--) {
+				uint32_t t = order[y];
+				order[y] = order[y - 1];
+				order[y - 1] = t;
+			}
+	}
+	for (;;) {
+		for (uint32_t k = 0; k < m; k++)
+			to[order[k]] = g->mv_hash[slot[k]];
+		uint64_t h = chain(vals, n, g->mv_hash, to, m);
+		if (h < best)
+			best = h;
+		uint32_t r = 0;
+		for (; r < n_runs; r++) {
+			uint32_t a = run_start[r], b = r + 1 < n_runs ? run_start[r + 1] : m;
+			if (next_perm(order + a, b - a))
+				break; /* this run moved on; the runs before it were reset to sorted */
+		}
+		if (r == n_runs)
+			break;
+	}
+	return best;
 }

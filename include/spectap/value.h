@@ -147,6 +147,9 @@ int spt_value_print(FILE *f, spt_val *v);
 /* Hashing helpers shared with other value users. */
 uint64_t spt_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t spt_hash_mix(uint64_t h, uint64_t x);
+/* The hash v would have with every model value whose hash is from[i] renamed to the one whose
+ * hash is to[i] (symmetry: the fingerprint of a permuted state, without building it). */
+uint64_t spt_hash_renamed(spt_val *v, const uint64_t *from, const uint64_t *to, uint32_t n);
 /* The hash an SPT_STR value of these bytes carries. */
 uint64_t spt_str_hash(const char *s, size_t n);
 

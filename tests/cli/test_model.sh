@@ -41,6 +41,11 @@ model Bounded BoundedAction 0 ok 9 5 5
 # SYMMETRY: the 8 subsets of three processes are 4 orbits; \A p : WF_s(...) is fairness.
 model Grow Grow 0 ok 13 8 4
 model Grow GrowSym 0 ok 7 4 4
+# Two symmetry classes whose values tie: 42 graphs, 8 orbits; every permutation tried
+# (SPECTAP_SYM_ALL) and the ordered few give the same counts.
+model Pairs Pairs 0 ok 97 42 4
+model Pairs PairsSym 0 ok 24 8 4
+SPECTAP_SYM_ALL=1 model Pairs PairsSym 0 ok 24 8 4
 # VIEW: y is not seen; three distinct states.
 model Viewed Viewed 0 ok 4 3 3
 
