@@ -135,6 +135,7 @@ struct ast {
 		spt_val *val;
 	} r;
 	struct module *rmod; /* REF_SUBST: the module r.subst is evaluated in */
+	const uint64_t *unchanged; /* A_EXISTS: variables its body surely leaves unchanged (frames.c) */
 };
 
 /* An operator (or function) definition: Name(p1, p2) == body, or f[x \in S] == body; also a
@@ -164,6 +165,7 @@ struct opdef {
 	bool evaluated_once;   /* zero parameters, constant level, pure: one value per run */
 	bool recursing;        /* resolver's fixed point */
 	uint32_t scc;          /* resolver: recursion group (calls inside it are not cached) */
+	uint64_t *unchanged;   /* an action: the variables it surely leaves unchanged, or NULL (frames.c) */
 };
 
 #endif

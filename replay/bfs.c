@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "enumerate.h"
+#include "frames.h"
 #include "search.h"
 
 double search_now(void)
@@ -45,14 +46,17 @@ int search_eval_on(struct worker *w, const struct mc_formula *f, spt_val **cur, 
 	struct interp *in = &w->in;
 	spt_val **oc = in->cur, **on = in->next;
 	bool im = in->init_mode;
+	bool nk = in->next_known;
 	in->cur = cur;
 	if (nxt)
 		in->next = nxt;
 	in->init_mode = false;
+	in->next_known = nxt != NULL;
 	int rc = mc_eval_bool(in, f, b);
 	in->cur = oc;
 	in->next = on;
 	in->init_mode = im;
+	in->next_known = nk;
 	return rc;
 }
 
@@ -195,6 +199,9 @@ static int found(struct worker *w, spt_val **t, uint64_t level, bool initial)
 	bool in_model = true, b;
 	w->run.level = (int64_t)level;
 	for (uint32_t i = 0; in_model && i < m->constraints.n; i++) {
+		const uint64_t *r = m->constraints.f[i].reads;
+		if (!initial && r && !frames_broken(r, m->n_vars, w->cur->v, t))
+			continue; /* reads nothing the step changed: holds as in the predecessor */
 		if (search_eval_on(w, &m->constraints.f[i], t, NULL, &b)) {
 			char doing[300];
 			snprintf(doing, sizeof(doing), "evaluating the constraint %s", m->constraints.f[i].name);
@@ -228,6 +235,8 @@ static int found(struct worker *w, spt_val **t, uint64_t level, bool initial)
 	if (unseen) {
 		for (uint32_t i = 0; i < m->invariants.n; i++) {
 			const struct mc_formula *f = &m->invariants.f[i];
+			if (!initial && f->reads && !frames_broken(f->reads, m->n_vars, w->cur->v, t))
+				continue; /* reads nothing the step changed: holds as in the predecessor */
 			if (search_eval_on(w, f, t, NULL, &b)) {
 				char doing[300];
 				snprintf(doing, sizeof(doing), "evaluating the invariant %s", f->name);
@@ -266,6 +275,28 @@ static int found(struct worker *w, spt_val **t, uint64_t level, bool initial)
 	return 0;
 }
 
+/* Keeps a copy of a successor for the properties checked when the expansion ends. */
+static int remember(struct worker *w, spt_val **vals)
+{
+	uint32_t n = w->S->m->n_vars;
+	struct mstate *st = spt_arena_alloc(&w->succ_arena, sizeof(*st) + (n + 1) * sizeof(st->v[0]));
+	if (!st)
+		return ev_fail(&w->in.ev, NULL, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		if (!(st->v[i] = spt_value_move(&w->succ_arena, vals[i])))
+			return ev_fail(&w->in.ev, NULL, "out of memory");
+	if (w->succs.n == w->succs.cap) {
+		size_t cap = w->succs.cap ? w->succs.cap * 2 : 16;
+		struct mstate **ns = realloc(w->succs.s, cap * sizeof(*ns));
+		if (!ns)
+			return ev_fail(&w->in.ev, NULL, "out of memory");
+		w->succs.s = ns;
+		w->succs.cap = cap;
+	}
+	w->succs.s[w->succs.n++] = st;
+	return 0;
+}
+
 static int on_successor(struct interp *in, void *arg)
 {
 	struct worker *w = arg;
@@ -273,7 +304,33 @@ static int on_successor(struct interp *in, void *arg)
 		return 1;
 	w->generated++;
 	w->succ++;
+	if (w->S->m->expand_props.n && remember(w, in->next))
+		return EVAL_ERR;
 	return found(w, in->next, w->cur_level + 1, false);
+}
+
+/* [](A => []B) properties, as TLC checks them on the fly once a state is expanded: for the state
+ * and each successor, A /\ ~B is a violation (TLCGet("queue") counting what waits then). */
+static int expansion_props(struct worker *w, struct mstate *s, uint64_t level)
+{
+	struct mc_model *m = w->S->m;
+	for (size_t k = 0; k <= w->succs.n; k++) {
+		spt_val **x = k == 0 ? s->v : w->succs.s[k - 1]->v;
+		w->run.level = (int64_t)(k == 0 ? level : level + 1);
+		for (uint32_t i = 0; i < m->expand_props.n; i++) {
+			const struct mc_formula *f = &m->expand_props.f[i];
+			struct mc_formula g = { f->name, f->owner, m->expand_b[i] };
+			bool a, b = true;
+			if (search_eval_on(w, f, x, NULL, &a) || (a && search_eval_on(w, &g, x, NULL, &b))) {
+				char doing[300];
+				snprintf(doing, sizeof(doing), "evaluating the property %s", f->name);
+				return record_eval(w, doing, s->fp, k ? x : NULL);
+			}
+			if (a && !b)
+				return record(w, MC_TEMPORAL, f->name, NULL, s->fp, k ? x : NULL);
+		}
+	}
+	return 0;
 }
 
 static int on_initial(struct interp *in, void *arg)
@@ -281,7 +338,14 @@ static int on_initial(struct interp *in, void *arg)
 	struct worker *w = arg;
 	struct search *S = w->S;
 	S->init_generated++;
-	return found(w, in->next, 1, true);
+	size_t before = w->out.n;
+	int rc = found(w, in->next, 1, true);
+	if (!rc && S->m->expand_props.n && w->out.n > before) {
+		/* TLC looks at an initial state right after queueing it. */
+		w->succs.n = 0;
+		rc = expansion_props(w, w->out.s[w->out.n - 1], 1);
+	}
+	return rc;
 }
 
 /* ---- the search ---- */
@@ -316,6 +380,10 @@ static int expand(struct worker *w, struct mstate *s)
 	w->cur = s;
 	w->succ = 0;
 	w->run.level = (int64_t)w->cur_level;
+	if (m->expand_props.n) {
+		spt_arena_reset(&w->succ_arena);
+		w->succs.n = 0;
+	}
 	struct frame *f = frame_new(in, m->next.owner, NULL, NULL);
 	int rc = f ? enumerate(in, (struct ctx){ f, NULL, false }, m->next.e, on_successor, w) : EVAL_ERR;
 	in->cur = w->own_cur;
@@ -331,6 +399,8 @@ static int expand(struct worker *w, struct mstate *s)
 		w->out_max = (uint32_t)(w->succ > UINT32_MAX ? UINT32_MAX : w->succ);
 	if (!w->succ && m->check_deadlock)
 		return record(w, MC_DEADLOCK, "deadlock", NULL, s->fp, NULL);
+	if (m->expand_props.n && expansion_props(w, s, w->cur_level))
+		return 1;
 	memo_collect(&in->memo); /* the successors kept were copied out */
 	return 0;
 }
@@ -347,6 +417,7 @@ static void explore_level(struct worker *w)
 			break;
 		size_t e = i + chunk < n ? i + chunk : n;
 		for (; i < e; i++) {
+			w->level_index = i;
 			if (expand(w, S->level.s[i]))
 				return;
 			if (w->id == 0 && (w->expanded & 255) == 0)
@@ -386,6 +457,13 @@ static uint64_t run_count(void *arg, enum tlc_counter c)
 			v += S->w[i].generated;
 		return v;
 	case TLC_QUEUE:
+		if (S->nw == 1) {
+			/* TLC's queue: the states of this level after the one being expanded, and the
+			 * new ones of the next. */
+			const struct worker *w = &S->w[0];
+			size_t after = w->level_index == SIZE_MAX || w->level_index >= S->level.n ? 0 : S->level.n - w->level_index - 1;
+			return after + w->out.n;
+		}
 		v = S->level.n - (S->next < S->level.n ? S->next : S->level.n);
 		for (unsigned i = 0; i < S->nw; i++)
 			v += S->w[i].out.n;
@@ -432,6 +510,8 @@ int search_init(struct search *S, struct mc_model *m, const struct mc_opts *o, s
 		w->own_cur = w->in.cur;
 		w->out_min = UINT32_MAX;
 		w->pv = calloc(m->n_vars + 1, sizeof(*w->pv));
+		w->level_index = SIZE_MAX;
+		spt_arena_init(&w->succ_arena);
 		w->run = (struct tlc_run){ 0, run_count, S, S->t0, (int)i, (int)S->nw, m->check_deadlock, 0 };
 		w->in.ev.run = &w->run;
 		if (!w->pv) {
@@ -467,6 +547,8 @@ void search_fini(struct search *S)
 		spt_arena_fini(&w->lvl[1]);
 		free(w->out.s);
 		free(w->pv);
+		free(w->succs.s);
+		spt_arena_fini(&w->succ_arena);
 	}
 	free(S->w);
 	free(S->level.s);

@@ -168,6 +168,21 @@ const struct builtin builtins[] = {
 	{ BGX, "BagRemove", 2, bi_bag_remove },
 	{ BGX, "BagRemoveAll", 2, bi_bag_remove_all },
 	{ BGX, "FoldBag", 3, NULL, H(1, bi_fold_bag) },
+	/* Json, IOUtils, TLCExt */
+	{ "Json", "ndJsonDeserialize", 1, bi_nd_json_deserialize },
+	{ "Json", "JsonDeserialize", 1, bi_json_deserialize },
+	{ "Json", "ToJson", 1, bi_to_json },
+	{ "Json", "JsonSerialize", 2, bi_json_serialize, 0, true },
+	{ "Json", "ndJsonSerialize", 2, bi_nd_json_serialize, 0, true },
+	{ "IOUtils", "IOEnv", 0, bi_ioenv },
+	{ "IOUtils", "atoi", 1, bi_atoi },
+	{ "IOUtils", "IOExec", 1, NULL, 0, true, 0, NULL, "running programs from a spec is not supported" },
+	{ "IOUtils", "IOExecTemplate", 2, NULL, 0, true, 0, NULL, "running programs from a spec is not supported" },
+	{ "IOUtils", "IOEnvExec", 2, NULL, 0, true, 0, NULL, "running programs from a spec is not supported" },
+	{ "IOUtils", "IOEnvExecTemplate", 3, NULL, 0, true, 0, NULL, "running programs from a spec is not supported" },
+	{ "TLCExt", "TLCModelValue", 1, bi_tlc_model_value },
+	{ "TLCExt", "AssertEq", 2, bi_assert_eq, 0, true },
+	{ "TLCExt", "TLCNoOp", 1, bi_tlc_noop },
 	{ NULL, NULL, 0, NULL },
 };
 

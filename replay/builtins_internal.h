@@ -91,6 +91,10 @@ BI(bi_anti_function); BI(bi_exists_injection); BI(bi_exists_surjection); BI(bi_e
 BI(bi_bag_add); BI(bi_bag_remove); BI(bi_bag_remove_all); BI(bi_bag_union); BI(bi_sub_bag_set);
 BI(bi_random_element); BI(bi_java_time);
 
+/* builtins_io.c */
+BI(bi_nd_json_deserialize); BI(bi_json_deserialize); BI(bi_to_json); BI(bi_json_serialize);
+BI(bi_nd_json_serialize); BI(bi_ioenv); BI(bi_atoi); BI(bi_tlc_model_value); BI(bi_assert_eq); BI(bi_tlc_noop);
+
 /* builtins_hof.c: operators taking operators */
 #define HBI_DECL(name) \
 	int name(struct ev *ev, const struct ast *at, spt_val *const *args, const struct closure *const *ops, \

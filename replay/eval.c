@@ -7,6 +7,7 @@
 
 #include "builtins_internal.h"
 #include "enumerate.h"
+#include "frames.h"
 #include "interp.h"
 
 #define MAX_ENUM 1000000u /* largest set built to enumerate [S -> T] and friends */
@@ -398,14 +399,17 @@ static int eval_enabled(struct interp *in, struct ctx c, const struct ast *e, sp
 	spt_val **saved = in->next;
 	bool init_mode = in->init_mode, partial = in->partial;
 	uint32_t n_actions = in->n_actions;
+	bool next_known = in->next_known;
 	in->next = next;
 	in->init_mode = false;
 	in->partial = true;
+	in->next_known = false;
 	bool found = false;
 	int rc = enumerate(in, c, e->a[0], first_successor, &found);
 	in->next = saved;
 	in->init_mode = init_mode;
 	in->partial = partial;
+	in->next_known = next_known;
 	in->n_actions = n_actions;
 	if (rc == EVAL_ERR)
 		return EVAL_ERR;
@@ -524,6 +528,10 @@ static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **
 	}
 	case REF_DEF: {
 		const struct opdef *d = e->r.def;
+		if (in->next_known && d->unchanged && frames_broken(d->unchanged, in->n_vars, in->cur, in->next)) {
+			*out = spt_bool(A(in), false);
+			return 0;
+		}
 		if (d->n_fbounds) {
 			if (d->evaluated_once && !in->no_memo)
 				return eval_once(in, d, e, out);
@@ -1240,6 +1248,12 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 					      e->bounds[i].names[0], e->kind == A_EXISTS ? "\\E" : "\\A", e->bounds[i].names[0]);
 				goto done;
 			}
+		if (e->kind == A_EXISTS && in->next_known && e->unchanged &&
+		    frames_broken(e->unchanged, in->n_vars, in->cur, in->next)) {
+			*out = spt_bool(A(in), false);
+			rc = 0;
+			break;
+		}
 		rc = eval_bounds(in, c, e->bounds, e->n_bounds, quantify, (void *)e);
 		if (rc >= 0) {
 			bool found = rc == 1;

@@ -53,6 +53,8 @@ struct interp {
 	spt_val **next;         /* the next state being built; NULL = not assigned yet */
 	bool init_mode;         /* enumerating Init: unprimed variables are the ones assigned */
 	bool partial;           /* ENABLED: a successor need not give every variable a value */
+	bool next_known;        /* next holds a whole successor (a step checked against a property):
+				 * an action whose frame variables changed is false at once (frames.c) */
 	bool rewind;            /* the enumerator gives back what a branch allocated when it returns
 				 * (its callbacks copy what they keep into another arena) */
 	uint64_t steps;         /* expressions evaluated so far */

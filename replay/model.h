@@ -15,6 +15,7 @@ enum mc_verdict {
 	MC_OK = 0,          /* the whole state space, no error */
 	MC_INVARIANT,       /* an invariant (or a property's []P) is false in a reachable state */
 	MC_PROPERTY,        /* an action property [][A]_v, or a property's initial condition, is violated */
+	MC_TEMPORAL,        /* a property [](A => []B) is violated (checked on the fly, as TLC) */
 	MC_DEADLOCK,        /* a reachable state has no successor */
 	MC_ASSUMPTION,      /* an ASSUME is false */
 	MC_EVAL_ERROR,      /* evaluating the spec failed in some state (TLC: an error, with the trace) */

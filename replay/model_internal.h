@@ -10,6 +10,9 @@ struct mc_formula {
 	const char *name;        /* as the cfg names it (messages) */
 	const struct opdef *owner;
 	const struct ast *e;
+	/* A state predicate: the variables it reads (a successor that changed none of them
+	 * satisfies it as its predecessor did), or NULL when it depends on more than the state. */
+	const uint64_t *reads;
 };
 
 struct mc_list {
@@ -31,6 +34,10 @@ struct mc_model {
 	struct mc_list init_props;   /* properties' conjuncts without [] (checked on initial states) */
 	struct mc_list action_props; /* properties' [][A]_v: e is the [A]_v */
 	struct mc_list constraints, action_constraints, postconditions;
+	/* Properties [](A => []B), checked as TLC checks them on the fly: when a state is expanded,
+	 * for it and each successor (TLCGet("queue") then counts what waits). e: A, e2: B. */
+	struct mc_list expand_props;
+	const struct ast **expand_b;
 	bool has_view;
 	struct mc_formula view;
 	const struct opdef *symmetry;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "frames.h"
 #include "resolve.h"
 
 static int fail(struct check_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -29,7 +30,7 @@ static int push(struct mc_list *l, const char *name, const struct opdef *owner, 
 	if (!n)
 		return -ENOMEM;
 	l->f = n;
-	l->f[l->n++] = (struct mc_formula){ name, owner, e };
+	l->f[l->n++] = (struct mc_formula){ name, owner, e, NULL };
 	return 0;
 }
 
@@ -149,13 +150,44 @@ static int spec_part(struct mc_model *m, const char *name, const struct opdef *o
 	}
 }
 
+/* [](A => []B), A and B state predicates: the trace-validation property "the log is consumed"
+ * (Traceetcdraft's TraceMatched). */
+static bool box_implies_box(const struct ast *e, const struct ast **a, const struct ast **b)
+{
+	if (e->kind != A_UNSUPPORTED || e->num != T_ALWAYS || e->n != 1)
+		return false;
+	const struct ast *im = e->a[0];
+	if (im->kind != A_NAME || im->ref != REF_BUILTIN || im->r.bi->code != BI_IMPLIES || im->n != 2)
+		return false;
+	const struct ast *rhs = im->a[1];
+	if (rhs->kind != A_UNSUPPORTED || rhs->num != T_ALWAYS || rhs->n != 1)
+		return false;
+	if (im->a[0]->level > L_STATE || rhs->a[0]->level > L_STATE || im->a[0]->kind == A_UNSUPPORTED ||
+	    rhs->a[0]->kind == A_UNSUPPORTED)
+		return false;
+	*a = im->a[0];
+	*b = rhs->a[0];
+	return true;
+}
+
 static int property_part(struct mc_model *m, const char *name, const struct opdef *owner, const struct ast *e,
 			 enum part p, struct check_error *err)
 {
+	const struct ast *a, *b;
 	switch (p) {
 	case P_INIT: return push(&m->init_props, name, owner, e);
 	case P_BOX_STATE: return push(&m->invariants, name, owner, e->a[0]);
 	case P_BOX_ACTION: return push(&m->action_props, name, owner, e->a[0]);
+	case P_TEMPORAL:
+		if (box_implies_box(e, &a, &b)) {
+			const struct ast **nb = realloc(m->expand_b, (m->expand_props.n + 1) * sizeof(*nb));
+			if (!nb)
+				return -ENOMEM;
+			m->expand_b = nb;
+			m->expand_b[m->expand_props.n] = b;
+			return push(&m->expand_props, name, owner, a);
+		}
+		/* fall through */
 	default:
 		return fail(err, -ENOTSUP,
 			    "%s:%u:%u: the property %s is a liveness property (%s): spectap checks safety properties only "
@@ -246,6 +278,19 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 	if (c->symmetry && !(m->symmetry = named_def(m, c->symmetry, "symmetry", c->symmetry_line, err)))
 		return -EINVAL;
 	m->check_deadlock = o->deadlock != 0 && c->check_deadlock != 0;
+	/* What the state predicates read: invariants and constraints are skipped on a successor
+	 * that changed none of their variables (the predecessor satisfied them). */
+	struct mc_list *lists[2] = { &m->invariants, &m->constraints };
+	uint32_t words = (m->n_vars + 63) / 64;
+	for (int k = 0; k < 2 && words; k++)
+		for (uint32_t i = 0; i < lists[k]->n; i++) {
+			uint64_t *bits = spt_arena_alloc(spec_arena(m->spec), words * sizeof(*bits));
+			if (!bits)
+				return fail(err, -ENOMEM, "out of memory");
+			memset(bits, 0, words * sizeof(*bits));
+			if (frames_reads(m->spec, lists[k]->f[i].e, bits) == 0)
+				lists[k]->f[i].reads = bits;
+		}
 	return 0;
 }
 
@@ -257,6 +302,8 @@ void mc_model_free(struct mc_model *m)
 	free(m->constraints.f);
 	free(m->action_constraints.f);
 	free(m->postconditions.f);
+	free(m->expand_props.f);
+	free(m->expand_b);
 	checker_free(m->ck);
 	memset(m, 0, sizeof(*m));
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "frames.h"
 #include "resolve.h"
 
 /* A name bound in a frame: a parameter, a bound variable or a LET definition. */
@@ -286,8 +287,13 @@ static int res_name(struct resolver *R, struct rscope *sc, struct ast *e, bool a
 	int rc = res_global(R, sc->mod, e, e->name, nargs, 0);
 	if (rc)
 		return rc;
-	if (e->ref == REF_NONE)
+	if (e->ref == REF_NONE) {
+		const struct builtin *std = builtin_lookup(NULL, e->name, nargs);
+		if (std && std->module[0])
+			return rfail(R, e, "unknown operator %s: the standard module %s defines it; add EXTENDS %s",
+				     e->name, std->module, std->module);
 		return rfail(R, e, "unknown name %s%s", e->name, e->n ? " (with these arguments)" : "");
+	}
 	if (as_op && e->ref != REF_DEF && e->ref != REF_BUILTIN && !(e->ref == REF_CONST && op_arity))
 		return rfail(R, e, "%s is not an operator (an operator of %u arguments is expected here)", e->name, op_arity);
 	return 0;
@@ -939,6 +945,8 @@ int spec_resolve(struct spec *s, const struct cfg *cfg, struct spec_error *err)
 			return -EINVAL;
 	if (analyse(&R))
 		return -EINVAL;
+	if (frames_compute(s))
+		return rfail(&R, NULL, "out of memory");
 	uint32_t n;
 	struct opdef *const *defs = spec_defs(s, &n);
 	for (uint32_t i = 0; i < n; i++)

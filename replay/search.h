@@ -45,6 +45,9 @@ struct worker {
 	struct mstate *cur;          /* the state being expanded */
 	uint64_t cur_level;
 	spt_val **pv;                /* n_vars: a permuted state */
+	size_t level_index;          /* of the state being expanded (SIZE_MAX: the initial states) */
+	struct spt_arena succ_arena; /* this expansion's successors, when properties look at them */
+	struct svec succs;
 	struct tlc_run run;
 };
 

@@ -58,7 +58,7 @@ while IFS="$(printf '\t')" read -r mod cfg expected secs distinct; do
 		got_distinct=$(jq -r .distinct "$tmp/out")
 		case $v in
 		ok) got=success ;;
-		invariant | property | postcondition) got="safety failure" ;;
+		invariant | property | postcondition | temporal) got="safety failure" ;;
 		deadlock) got="deadlock failure" ;;
 		assumption) got="assumption failure" ;;
 		*) got=error why=$(jq -r '.message // ""' "$tmp/out") ;;

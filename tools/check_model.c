@@ -15,6 +15,7 @@ static const char *verdict_name(enum mc_verdict v)
 	case MC_OK: return "ok";
 	case MC_INVARIANT: return "invariant";
 	case MC_PROPERTY: return "property";
+	case MC_TEMPORAL: return "temporal";
 	case MC_DEADLOCK: return "deadlock";
 	case MC_ASSUMPTION: return "assumption";
 	case MC_EVAL_ERROR: return "error";
@@ -32,7 +33,8 @@ static int exit_code(enum mc_verdict v)
 	case MC_DEADLOCK: return 11;
 	case MC_INVARIANT:
 	case MC_PROPERTY:
-	case MC_POSTCONDITION: return 12;
+	case MC_POSTCONDITION:
+	case MC_TEMPORAL: return 12; /* TLC's on-the-fly violation of [](A => []B) */
 	default: return CLI_FAIL;
 	}
 }
@@ -59,6 +61,7 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 	case MC_OK: break;
 	case MC_INVARIANT: fprintf(f, "Error: Invariant %s is violated.\n", r->what); break;
 	case MC_PROPERTY: fprintf(f, "Error: Property %s is violated.\n", r->what); break;
+	case MC_TEMPORAL: fprintf(f, "Error: Temporal property %s was violated.\n", r->what); break;
 	case MC_DEADLOCK: fprintf(f, "Error: Deadlock reached.\n"); break;
 	case MC_ASSUMPTION: fprintf(f, "Error: Assumption %s is false.\n", r->what); break;
 	case MC_EVAL_ERROR: fprintf(f, "Error: %s\n", r->msg); break;

@@ -1,0 +1,356 @@
+/*
+ * The Json and IOUtils community modules (reading and writing files, the environment) and the
+ * simple operators of TLCExt, with TLC's conversions: JSON numbers become 32-bit integers as
+ * Gson's getAsInt makes them, null is an error, empty lines of an NDJSON file are skipped.
+ */
+#include "builtins_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spectap/buf.h"
+#include "spectap/json.h"
+
+extern char **environ;
+
+static int oom(struct ev *ev, const struct ast *at, const char *op)
+{
+	return ev_fail(ev, at, "out of memory in %s", op);
+}
+
+/* Gson's getAsInt on a number's text: the integer part (toward zero), its low 32 bits. */
+static int32_t tlc_int(const char *s, size_t n)
+{
+	size_t i = 0;
+	bool neg = false;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		neg = s[i++] == '-';
+	char digits[400];
+	size_t nd = 0, point = SIZE_MAX;
+	long exp = 0;
+	for (; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			if (nd < sizeof(digits))
+				digits[nd++] = s[i];
+		} else if (s[i] == '.') {
+			point = nd;
+		} else if (s[i] == 'e' || s[i] == 'E') {
+			exp = strtol(s + i + 1, NULL, 10);
+			break;
+		}
+	}
+	if (point == SIZE_MAX)
+		point = nd;
+	long int_digits = (long)point + exp; /* digits before the decimal point after the exponent */
+	uint32_t v = 0;
+	for (long k = 0; k < int_digits; k++)
+		v = v * 10u + (uint32_t)(k < (long)nd ? digits[k] - '0' : 0);
+	return (int32_t)(neg ? 0u - v : v);
+}
+
+/* A parsed JSON value as TLC's Json module gives it (numbers: 32-bit; null: an error). */
+static int tlc_json_value(struct ev *ev, const struct ast *at, const char *op, spt_val *v, spt_val **out)
+{
+	struct spt_arena *a = ev_arena(ev);
+	switch (v->kind) {
+	case SPT_INT:
+		*out = v->u.i == (int32_t)v->u.i ? v : spt_int(a, (int32_t)(uint32_t)(uint64_t)v->u.i);
+		return *out ? 0 : oom(ev, at, op);
+	case SPT_STR:
+		if (v->hint == SPT_HINT_NUMBER)
+			return (*out = spt_int(a, tlc_int(v->u.s, v->n))) ? 0 : oom(ev, at, op);
+		*out = v;
+		return 0;
+	case SPT_MODEL:
+		return ev_fail(ev, at, "%s: cannot convert value: unsupported JSON value null", op);
+	case SPT_SEQ: {
+		spt_val **e = spt_arena_alloc(a, (v->n ? v->n : 1) * sizeof(*e));
+		if (!e)
+			return oom(ev, at, op);
+		bool same = true;
+		for (uint32_t i = 0; i < v->n; i++) {
+			if (tlc_json_value(ev, at, op, v->u.elems[i], &e[i]))
+				return EVAL_ERR;
+			same &= e[i] == v->u.elems[i];
+		}
+		*out = same ? v : spt_seq_adopt(a, e, v->n);
+		return *out ? 0 : oom(ev, at, op);
+	}
+	case SPT_REC:
+	case SPT_FUN: {
+		spt_val **k = spt_arena_alloc(a, (v->n ? v->n : 1) * sizeof(*k)), **x = spt_arena_alloc(a, (v->n ? v->n : 1) * sizeof(*x));
+		if (!k || !x)
+			return oom(ev, at, op);
+		bool same = true;
+		for (uint32_t i = 0; i < v->n; i++) {
+			k[i] = v->u.fn.keys[i];
+			if (tlc_json_value(ev, at, op, v->u.fn.vals[i], &x[i]))
+				return EVAL_ERR;
+			same &= x[i] == v->u.fn.vals[i];
+		}
+		bool dup = false;
+		*out = same ? v : spt_fun(a, k, x, v->n, &dup);
+		return *out ? 0 : oom(ev, at, op);
+	}
+	default:
+		*out = v;
+		return 0;
+	}
+}
+
+static int path_arg(struct ev *ev, const struct ast *at, const char *op, spt_val *p, char *buf, size_t size)
+{
+	if (p->kind != SPT_STR)
+		return bi_type_err(ev, at, op, 1, "a file name (a string)", p);
+	if (p->n + 1 > size)
+		return ev_fail(ev, at, "%s: the file name is too long", op);
+	memcpy(buf, p->u.s, p->n);
+	buf[p->n] = '\0';
+	return 0;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct spt_buf b = { 0 };
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		spt_buf_put(&b, chunk, n);
+	int e = ferror(f) ? EIO : 0;
+	fclose(f);
+	if (e || b.oom) {
+		spt_buf_free(&b);
+		errno = e ? e : ENOMEM;
+		return NULL;
+	}
+	*len = b.len;
+	if (!b.p)
+		return calloc(1, 1);
+	return b.p;
+}
+
+/* ndJsonDeserialize(path): one value per non-empty line, as a sequence. */
+BI(bi_nd_json_deserialize)
+{
+	(void)n;
+	char path[4096];
+	if (path_arg(ev, at, "ndJsonDeserialize", args[0], path, sizeof(path)))
+		return EVAL_ERR;
+	size_t len;
+	char *text = read_all(path, &len);
+	if (!text)
+		return ev_fail(ev, at, "ndJsonDeserialize: cannot read %s: %s", path, strerror(errno));
+	size_t cap = 1024, count = 0;
+	spt_val **e = malloc(cap * sizeof(*e));
+	int rc = 0;
+	unsigned line = 0;
+	for (size_t p = 0; e && p < len;) {
+		const char *l = text + p, *nl = memchr(l, '\n', len - p);
+		size_t ll = nl ? (size_t)(nl - l) : len - p;
+		p += ll + (nl ? 1 : 0);
+		line++;
+		size_t b = 0, t = ll;
+		while (b < t && (l[b] == ' ' || l[b] == '\t' || l[b] == '\r'))
+			b++;
+		while (t > b && (l[t - 1] == ' ' || l[t - 1] == '\t' || l[t - 1] == '\r'))
+			t--;
+		if (b == t)
+			continue;
+		spt_val *v;
+		struct spt_json_error je = { 0 };
+		if (spt_json_parse(ev_arena(ev), l + b, t - b, 0, &v, &je)) {
+			spt_json_locate(l + b, t - b, &je);
+			rc = ev_fail(ev, at, "ndJsonDeserialize: %s:%u:%u: %s", path, line, je.col + (unsigned)b, je.msg);
+			break;
+		}
+		if ((rc = tlc_json_value(ev, at, "ndJsonDeserialize", v, &v)))
+			break;
+		if (count == cap) {
+			spt_val **ne = realloc(e, cap * 2 * sizeof(*e));
+			if (!ne) {
+				rc = oom(ev, at, "ndJsonDeserialize");
+				break;
+			}
+			e = ne;
+			cap *= 2;
+		}
+		e[count++] = v;
+	}
+	free(text);
+	if (!e)
+		return oom(ev, at, "ndJsonDeserialize");
+	if (!rc)
+		rc = bi_ret(ev, at, "ndJsonDeserialize", spt_seq(ev_arena(ev), e, count), out);
+	free(e);
+	return rc;
+}
+
+BI(bi_json_deserialize)
+{
+	(void)n;
+	char path[4096];
+	if (path_arg(ev, at, "JsonDeserialize", args[0], path, sizeof(path)))
+		return EVAL_ERR;
+	size_t len;
+	char *text = read_all(path, &len);
+	if (!text)
+		return ev_fail(ev, at, "JsonDeserialize: cannot read %s: %s", path, strerror(errno));
+	spt_val *v;
+	struct spt_json_error je = { 0 };
+	int rc = 0;
+	if (spt_json_parse(ev_arena(ev), text, len, 0, &v, &je)) {
+		spt_json_locate(text, len, &je);
+		rc = ev_fail(ev, at, "JsonDeserialize: %s:%u:%u: %s", path, je.line, je.col, je.msg);
+	} else {
+		rc = tlc_json_value(ev, at, "JsonDeserialize", v, out);
+	}
+	free(text);
+	return rc;
+}
+
+BI(bi_to_json)
+{
+	(void)n;
+	struct spt_buf b = { 0 };
+	spt_json_write(&b, args[0], SPT_JSON_CANONICAL, NULL);
+	if (b.oom) {
+		spt_buf_free(&b);
+		return oom(ev, at, "ToJson");
+	}
+	spt_val *s = spt_str(ev_arena(ev), b.p ? b.p : "", b.len);
+	spt_buf_free(&b);
+	return bi_ret(ev, at, "ToJson", s, out);
+}
+
+static int write_json(struct ev *ev, const struct ast *at, const char *op, spt_val *pathv, spt_val *v, bool lines,
+		      spt_val **out)
+{
+	char path[4096];
+	if (path_arg(ev, at, op, pathv, path, sizeof(path)))
+		return EVAL_ERR;
+	struct bi_seq s = { &v, 1 };
+	if (lines && bi_seq(ev, at, op, 2, v, &s))
+		return EVAL_ERR;
+	struct spt_buf b = { 0 };
+	for (uint32_t i = 0; i < s.n; i++) {
+		spt_json_write(&b, s.e[i], SPT_JSON_CANONICAL, NULL);
+		spt_buf_putc(&b, '\n');
+	}
+	FILE *f = b.oom ? NULL : fopen(path, "w");
+	bool ok = f && fwrite(b.p ? b.p : "", 1, b.len, f) == b.len;
+	if (f && fclose(f))
+		ok = false;
+	spt_buf_free(&b);
+	if (!ok)
+		return ev_fail(ev, at, "%s: cannot write %s: %s", op, path, strerror(errno ? errno : EIO));
+	return bi_ret_bool(ev, at, op, true, out);
+}
+
+BI(bi_json_serialize)
+{
+	(void)n;
+	return write_json(ev, at, "JsonSerialize", args[0], args[1], false, out);
+}
+
+BI(bi_nd_json_serialize)
+{
+	(void)n;
+	return write_json(ev, at, "ndJsonSerialize", args[0], args[1], true, out);
+}
+
+/* IOEnv: the process's environment, a record of strings. */
+BI(bi_ioenv)
+{
+	(void)args;
+	(void)n;
+	size_t cnt = 0;
+	for (char **e = environ; e && *e; e++)
+		cnt++;
+	struct spt_arena *a = ev_arena(ev);
+	spt_val **k = spt_arena_alloc(a, (cnt ? cnt : 1) * sizeof(*k)), **v = spt_arena_alloc(a, (cnt ? cnt : 1) * sizeof(*v));
+	if (!k || !v)
+		return oom(ev, at, "IOEnv");
+	size_t m = 0;
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq)
+			continue;
+		spt_val *key = spt_str(a, *e, (size_t)(eq - *e));
+		bool seen = false;
+		for (size_t j = 0; key && j < m && !seen; j++)
+			seen = spt_value_eq(k[j], key);
+		if (seen)
+			continue; /* the first one wins, as getenv finds it */
+		k[m] = key;
+		v[m] = spt_cstr(a, eq + 1);
+		if (!k[m] || !v[m])
+			return oom(ev, at, "IOEnv");
+		m++;
+	}
+	bool dup = false;
+	spt_val *r = m ? spt_fun(a, k, v, m, &dup) : spt_empty_fun(a, SPT_REC);
+	return bi_ret(ev, at, "IOEnv", r, out);
+}
+
+/* atoi(s): Integer.parseInt: an optional sign and decimal digits, in 32 bits. */
+BI(bi_atoi)
+{
+	(void)n;
+	spt_val *s = args[0];
+	if (s->kind != SPT_STR)
+		return bi_type_err(ev, at, "atoi", 1, "a string", s);
+	size_t i = 0;
+	bool neg = false;
+	if (i < s->n && (s->u.s[i] == '-' || s->u.s[i] == '+'))
+		neg = s->u.s[i++] == '-';
+	int64_t v = 0;
+	if (i == s->n)
+		return ev_fail(ev, at, "atoi: \"%s\" is not a decimal integer", s->u.s);
+	for (; i < s->n; i++) {
+		if (s->u.s[i] < '0' || s->u.s[i] > '9')
+			return ev_fail(ev, at, "atoi: \"%s\" is not a decimal integer", s->u.s);
+		v = v * 10 + (s->u.s[i] - '0');
+		if (v > (int64_t)INT32_MAX + 1)
+			return ev_fail(ev, at, "atoi: \"%s\" is outside the 32-bit integers", s->u.s);
+	}
+	v = neg ? -v : v;
+	if (v > INT32_MAX)
+		return ev_fail(ev, at, "atoi: \"%s\" is outside the 32-bit integers", s->u.s);
+	return bi_ret_int(ev, at, "atoi", v, out);
+}
+
+/* ---- TLCExt ---- */
+
+BI(bi_tlc_model_value)
+{
+	(void)n;
+	if (args[0]->kind != SPT_STR)
+		return ev_fail(ev, at, "The argument of ModelValue should be a string, but instead it is:\n%s", ev_show(ev, args[0]));
+	return bi_ret(ev, at, "TLCModelValue", spt_model(ev_arena(ev), args[0]->u.s), out);
+}
+
+/* AssertEq(a, b): a = b, printing both when they differ. */
+BI(bi_assert_eq)
+{
+	(void)n;
+	bool eq = spt_value_eq(args[0], args[1]);
+	if (!eq) {
+		FILE *f = bi_print_stream ? bi_print_stream : stderr;
+		fprintf(f, "AssertEq failed: %s # ", ev_show(ev, args[0]));
+		fprintf(f, "%s\n", ev_show(ev, args[1]));
+	}
+	return bi_ret_bool(ev, at, "AssertEq", eq, out);
+}
+
+BI(bi_tlc_noop)
+{
+	(void)ev;
+	(void)at;
+	(void)n;
+	*out = args[0];
+	return 0;
+}
