@@ -179,6 +179,15 @@ static int keep(struct worker *w, spt_val **vals, uint64_t fp, uint64_t level)
 		w->out.cap = cap;
 	}
 	w->out.s[w->out.n++] = st;
+	if (S->m->cursor >= 0 && st->v[S->m->cursor]->kind == SPT_INT) {
+		int64_t c = st->v[S->m->cursor]->u.i;
+		if (c > w->cursor_max || !w->cursor_n) {
+			w->cursor_max = c;
+			w->cursor_n = 0;
+			w->cursor_fp = fp;
+		}
+		w->cursor_n += c == w->cursor_max;
+	}
 	uint64_t d = atomic_fetch_add(&S->distinct, 1) + 1;
 	if (S->o->max_states && d > S->o->max_states) {
 		char msg[256];
@@ -363,7 +372,21 @@ static void progress(struct search *S)
 		gen += S->w[i].generated;
 		queue += S->w[i].out.n;
 	}
-	S->o->progress(S->o->progress_arg, S->level_no, gen, atomic_load(&S->distinct), queue);
+	struct mc_progress p = { S->level_no, gen, atomic_load(&S->distinct), queue, -1, 0 };
+	if (S->m->cursor >= 0)
+		for (unsigned i = 0; i < S->nw; i++) {
+			const struct worker *w = &S->w[i];
+			if (!w->cursor_n)
+				continue;
+			int64_t line = w->cursor_max + S->m->cursor_offset;
+			if (line > p.line) {
+				p.line = line;
+				p.frontier = 0;
+			}
+			if (line == p.line)
+				p.frontier += w->cursor_n;
+		}
+	S->o->progress(S->o->progress_arg, &p);
 }
 
 /* Expands one state; 1 when the search must stop. */

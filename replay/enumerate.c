@@ -7,6 +7,7 @@
  * What a branch allocates is given back when it returns (the arena is rewound): a successor
  * that must outlive its branch is copied by the callback.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "enumerate.h"
@@ -96,11 +97,66 @@ static int assign(struct en *en, int var, spt_val *v, const struct cont *rest, c
 	return rc;
 }
 
+/* Prints v into buf, cut to its size with "..." at the end. */
+static void show(char *buf, size_t size, spt_val *v)
+{
+	FILE *f = fmemopen(buf, size, "w");
+	if (!f) {
+		buf[0] = '\0';
+		return;
+	}
+	setvbuf(f, NULL, _IONBF, 0);
+	spt_value_print(f, v);
+	long n = ftell(f);
+	fclose(f);
+	buf[size - 1] = '\0';
+	if (n >= (long)size - 1 && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+}
+
+/* A guard was false: keep it when it is the deepest so far, with both sides of a relation. */
+static void note_false(struct en *en, const struct cont *k)
+{
+	struct interp *in = en->in;
+	struct en_diag *d = in->diag;
+	if (en->depth <= d->depth)
+		return;
+	const struct ast *e = k->e;
+	struct spt_arena_mark m = spt_arena_mark(in->ev.arena);
+	/* P => Q false: Q is what failed. */
+	for (bool b; e->kind == A_NAME && e->ref == REF_BUILTIN && e->r.bi->code == BI_IMPLIES && e->n == 2;) {
+		if (eval_bool(in, k->c, e->a[0], &b) || !b)
+			break;
+		e = e->a[1];
+	}
+	ev_clear_error(&in->ev);
+	d->depth = en->depth;
+	d->pos = e->pos;
+	uint32_t na = in->n_actions < 16 ? in->n_actions : 16;
+	d->action = na ? in->actions[na - 1] : NULL;
+	d->sides = false;
+	if (e->kind != A_NAME || e->ref != REF_BUILTIN || e->n != 2) {
+		spt_arena_rewind(in->ev.arena, m);
+		return;
+	}
+	spt_val *l, *r;
+	if (!eval(in, k->c, e->a[0], &l) && !eval(in, k->c, e->a[1], &r)) {
+		snprintf(d->op, sizeof(d->op), "%s", e->r.bi->name);
+		show(d->lhs, sizeof(d->lhs), l);
+		show(d->rhs, sizeof(d->rhs), r);
+		d->sides = true;
+	}
+	ev_clear_error(&in->ev);
+	spt_arena_rewind(in->ev.arena, m);
+}
+
 static int guard(struct en *en, const struct cont *k)
 {
 	bool b;
 	if (eval_bool(en->in, k->c, k->e, &b))
 		return EVAL_ERR;
+	if (!b && en->in->diag)
+		note_false(en, k);
 	return b ? next(en, k->next, k->e) : 0;
 }
 

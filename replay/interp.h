@@ -42,6 +42,17 @@ struct ctx {
 	bool primed;            /* inside e': variables read the next state */
 };
 
+/* Why an action has no successor: the false guard reached deepest into it (the enumerator fills
+ * this in when interp.diag is set; a trace spec's rejection reports it). */
+struct en_diag {
+	int depth;              /* of the guard: -1 until one was false */
+	struct src_pos pos;
+	const struct opdef *action; /* the innermost action definition it is in, or NULL */
+	bool sides;             /* lhs and rhs hold the values of a false binary relation */
+	char op[16];
+	char lhs[768], rhs[768];
+};
+
 struct interp {
 	struct ev ev;
 	struct spec *spec;
@@ -71,6 +82,7 @@ struct interp {
 	bool track_actions;     /* the enumerator keeps the action definitions it is inside */
 	uint32_t n_actions;     /* in actions[] (only the outermost MAX_TRACKED are kept) */
 	const struct opdef *actions[16];
+	struct en_diag *diag;   /* when set, the enumerator notes its deepest false guard */
 };
 
 /* s must be resolved (spec_resolve). long_arena holds what outlives a window. */

@@ -1,5 +1,6 @@
 /* A model-checking run: load, assumptions, the search, its counterexample, postconditions. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,80 @@ static int postconditions(struct search *S, struct mc_result *r, struct check_er
 	return 0;
 }
 
+/* The log line a state's cursor stands for. */
+static int64_t line_of(const struct mc_model *m, spt_val **state)
+{
+	spt_val *c = state[m->cursor];
+	return c->kind == SPT_INT ? c->u.i + m->cursor_offset : -1;
+}
+
+/* A trace spec's outcome: the furthest line reached, the log's entry there and, when some line
+ * was not matched, a behaviour to a state at that line and why none of its successors matched. */
+static void trace_outcome(struct mc_priv *p, struct mc_result *r)
+{
+	struct mc_model *m = &p->m;
+	struct search *S = &p->S;
+	struct mc_trace_outcome *t = &r->trace_spec;
+	t->closest.depth = -1;
+	t->log_len = -1;
+	t->line = -1;
+	t->error_line = -1;
+	if (m->cursor < 0)
+		return;
+	if (r->n_trace)
+		t->error_line = line_of(m, r->trace[r->n_trace - 1].vals);
+	t->found = true;
+	t->cursor = m->vars[m->cursor];
+	t->log = m->log.name;
+	uint64_t fp = 0;
+	for (unsigned i = 0; i < S->nw; i++) {
+		const struct worker *w = &S->w[i];
+		if (!w->cursor_n)
+			continue;
+		int64_t line = w->cursor_max + m->cursor_offset;
+		if (line > t->line) {
+			t->line = line;
+			t->frontier = 0;
+			fp = w->cursor_fp;
+		}
+		if (line == t->line)
+			t->frontier += w->cursor_n;
+	}
+	struct worker *w0 = &S->w[0];
+	struct interp *in = &w0->in;
+	spt_arena_reset(&w0->scratch);
+	in->ev.arena = &w0->scratch;
+	ev_clear_error(&in->ev);
+	w0->run.level = 0;
+	spt_val *log;
+	if (mc_eval(in, &m->log, &log) || !(log->kind == SPT_SEQ || (spt_is_fun(log) && log->n == 0)))
+		return;
+	t->log_len = log->n;
+	if (t->line >= 1 && t->line <= t->log_len)
+		t->entry = spt_value_clone(&p->arena, log->u.elems[t->line - 1]);
+	if (t->line < 1 || t->line > t->log_len || !fp || (r->verdict != MC_OK && r->verdict != MC_TEMPORAL))
+		return; /* matched to the end, or another error is the story */
+	char why[512];
+	if (!r->n_trace || line_of(m, r->trace[r->n_trace - 1].vals) != t->line) {
+		/* The behaviour shown is one to the furthest line (the search's own error, if any,
+		 * stopped elsewhere). */
+		r->n_trace = 0;
+		S->err_parent = fp;
+		S->err_state = NULL;
+		if (mc_trace_build(S, r, &p->arena, why, sizeof(why))) {
+			if (!r->warnings[0])
+				snprintf(r->warnings, sizeof(r->warnings), "the behaviour to line %" PRId64 " could not be rebuilt: %s",
+					 t->line, why);
+			return;
+		}
+	}
+	if (!r->n_trace)
+		return;
+	w0->run.level = (int64_t)r->n_trace;
+	if (mc_trace_diagnose(S, r->trace[r->n_trace - 1].vals, &t->closest, why, sizeof(why)) && !r->warnings[0])
+		snprintf(r->warnings, sizeof(r->warnings), "diagnosing line %" PRId64 " failed: %s", t->line, why);
+}
+
 int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err)
 {
 	memset(r, 0, sizeof(*r));
@@ -54,6 +129,14 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 	if (rc)
 		return rc;
 	struct mc_model *m = &p->m;
+	if (o->trace_spec && m->cursor < 0) {
+		snprintf(err->msg, sizeof(err->msg),
+			 "%s: no log cursor: a trace spec needs a property [](v <= Len(Log) => ...) (as etcd-io/raft's "
+			 "TraceMatched) in its cfg's PROPERTIES, naming the variable that indexes the log; "
+			 "without one, check it with --model",
+			 o->spec_path);
+		return -EINVAL;
+	}
 	r->vars = m->vars;
 	r->n_vars = m->n_vars;
 	if (checker_warnings(m->ck))
@@ -106,6 +189,7 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 	}
 	if (!S->failed && (rc = postconditions(S, r, err)))
 		return rc;
+	trace_outcome(p, r);
 	r->seconds = search_now() - t0;
 	return 0;
 }

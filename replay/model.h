@@ -22,15 +22,36 @@ enum mc_verdict {
 	MC_POSTCONDITION,   /* a POSTCONDITION is false after the search */
 };
 
+/* Where a search is, for a progress line. */
+struct mc_progress {
+	uint64_t level, generated, distinct, queue;
+	int64_t line;           /* a trace spec's furthest log line so far (-1: not a trace spec) */
+	uint64_t frontier;      /* distinct states at that line */
+};
+
 struct mc_opts {
 	const char *spec_path, *cfg_path;
 	unsigned workers;       /* threads exploring (>= 1) */
 	int deadlock;           /* -1: as the cfg says (checked unless CHECK_DEADLOCK FALSE); 0: not checked */
 	bool no_memo;
 	/* Called about once a second from the search (level, states so far), when set. */
-	void (*progress)(void *arg, uint64_t level, uint64_t generated, uint64_t distinct, uint64_t queue);
+	void (*progress)(void *arg, const struct mc_progress *p);
 	void *progress_arg;
 	uint64_t max_states;    /* stop with an error past this many distinct states (0: no limit) */
+	bool trace_spec;        /* a trace spec: its log cursor must be found (mc_result.trace) */
+};
+
+/* A trace spec's outcome (docs/trace-specs.md): how far into the log its behaviours got. */
+struct mc_trace_outcome {
+	bool found;             /* the spec has a log cursor ([](v <= Len(L) => ...)) */
+	const char *cursor, *log;  /* the cursor variable and the log's name */
+	int64_t log_len;        /* Len of the log (-1: it could not be evaluated) */
+	int64_t line;           /* the furthest line a state reached (log_len + 1: every line matched) */
+	uint64_t frontier;      /* distinct states that reached it */
+	int64_t error_line;     /* the line of the last state of the error's behaviour (-1: none) */
+	spt_val *entry;         /* the log's entry at that line (NULL past the end) */
+	struct en_diag closest; /* why no successor of the behaviour's last state matched that line
+				 * (depth -1: not diagnosed) */
 };
 
 /* One state of a counterexample. */
@@ -56,6 +77,7 @@ struct mc_result {
 	struct mc_step *trace;  /* the behaviour to the error, shortest, or NULL */
 	uint32_t n_trace;
 	char warnings[2048];
+	struct mc_trace_outcome trace_spec;
 	void *priv;
 };
 

@@ -42,6 +42,15 @@ struct mc_model {
 	struct mc_formula view;
 	const struct opdef *symmetry;
 	bool check_deadlock;
+	/* A trace spec's log cursor (docs/trace-specs.md): the variable v and the log L of a property
+	 * [](v <= Len(L) => ...) as etcd-io/raft's TraceMatched; cursor -1 when there is none.
+	 * cursor_offset: what to add to v's value to get the line it stands for (1 for v < Len(L),
+	 * where v counts the lines matched). */
+	int cursor;
+	int cursor_offset;
+	struct mc_formula log;
+	uint32_t cursor_prop;          /* the property in expand_props it comes from */
+	const char *cursor_prop_name;  /* with --trace-spec: that property, decided by the cursor */
 };
 
 int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_error *err);

@@ -196,6 +196,39 @@ static int property_part(struct mc_model *m, const char *name, const struct opde
 	}
 }
 
+static bool is_builtin(const struct ast *e, const char *name, uint32_t n)
+{
+	return e->kind == A_NAME && e->ref == REF_BUILTIN && e->n == n && strcmp(e->r.bi->name, name) == 0;
+}
+
+/* v <= Len(L) (or v < Len(L)) with v a variable: the cursor of a trace spec and its log. */
+static bool cursor_test(struct mc_model *m, const struct opdef *owner, const struct ast *e)
+{
+	bool le = is_builtin(e, "<=", 2) || is_builtin(e, "=<", 2) || is_builtin(e, "\\leq", 2);
+	if (!le && !is_builtin(e, "<", 2))
+		return false;
+	const struct ast *v = e->a[0], *len = e->a[1];
+	if (v->kind != A_NAME || v->ref != REF_VAR || v->n || !is_builtin(len, "Len", 1))
+		return false;
+	m->cursor = (int)v->slot;
+	m->cursor_offset = le ? 0 : 1;
+	m->log = (struct mc_formula){ NULL, owner, len->a[0], NULL };
+	return true;
+}
+
+/* The cursor of a trace spec, from the first property [](v <= Len(L) => []B) (TraceMatched). */
+static void find_cursor(struct mc_model *m)
+{
+	m->cursor = -1;
+	for (uint32_t i = 0; i < m->expand_props.n; i++)
+		if (cursor_test(m, m->expand_props.f[i].owner, m->expand_props.f[i].e)) {
+			const struct ast *log = m->log.e;
+			m->log.name = log->kind == A_NAME && !log->n ? log->name : "the log";
+			m->cursor_prop = i;
+			return;
+		}
+}
+
 /* The names of a list keyword, each a definition of at most level max. */
 static int named_list(struct mc_model *m, const struct cfg_names *ns, const char *what, int max, struct mc_list *out,
 		      struct check_error *err)
@@ -262,6 +295,17 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 			return -EINVAL;
 		if ((rc = conjuncts(m, c->properties.names[i], d, d->body, property_part, 0, err)))
 			return rc;
+	}
+	find_cursor(m);
+	if (o->trace_spec && m->cursor >= 0) {
+		/* "Some behaviour matches the whole log" is decided from the cursor (mc_trace_outcome),
+		 * not by the property's TLCGet("queue") = 1, which holds only while one state is left
+		 * per line: with hidden state the search carries several. */
+		uint32_t i = m->cursor_prop;
+		m->cursor_prop_name = m->expand_props.f[i].name;
+		memmove(&m->expand_props.f[i], &m->expand_props.f[i + 1], (m->expand_props.n - i - 1) * sizeof(m->expand_props.f[0]));
+		memmove(&m->expand_b[i], &m->expand_b[i + 1], (m->expand_props.n - i - 1) * sizeof(m->expand_b[0]));
+		m->expand_props.n--;
 	}
 	if ((m->invariants.n || m->action_props.n) && m->n_vars && !m->has_next)
 		return fail(err, -EINVAL, "%s: the configuration file did not specify the next state predicate", c->path);

@@ -90,6 +90,39 @@ static void set_step(struct mc_step *st, const struct finder *f, bool initial, c
 	st->pos = f->action ? f->action->pos : (struct src_pos){ 0 };
 }
 
+static int ignore(struct interp *in, void *arg)
+{
+	(void)in;
+	(void)arg;
+	return 0;
+}
+
+int mc_trace_diagnose(struct search *S, spt_val **state, struct en_diag *d, char *why, size_t why_size)
+{
+	struct worker *w = &S->w[0];
+	struct interp *in = &w->in;
+	memset(d, 0, sizeof(*d));
+	d->depth = -1;
+	spt_arena_reset(&w->scratch);
+	in->ev.arena = &w->scratch;
+	ev_clear_error(&in->ev);
+	in->cur = state;
+	in->n_actions = 0;
+	in->track_actions = true;
+	in->diag = d;
+	memset(in->next, 0, S->m->n_vars * sizeof(*in->next));
+	struct frame *fr = frame_new(in, S->m->next.owner, NULL, NULL);
+	int rc = fr ? enumerate(in, (struct ctx){ fr, NULL, false }, S->m->next.e, ignore, NULL) : EVAL_ERR;
+	in->diag = NULL;
+	in->track_actions = false;
+	in->cur = w->own_cur;
+	if (rc == EVAL_ERR) {
+		snprintf(why, why_size, "%s", in->ev.err.msg);
+		return -1;
+	}
+	return 0;
+}
+
 int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, char *why, size_t why_size)
 {
 	why[0] = '\0';

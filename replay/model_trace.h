@@ -8,4 +8,8 @@
  * as it got is kept). */
 int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, char *why, size_t why_size);
 
+/* Enumerates Next from state with the diagnosis on: d says why no successor came out (its
+ * deepest false guard), depth -1 when none was false. -1 with why when evaluating failed. */
+int mc_trace_diagnose(struct search *S, spt_val **state, struct en_diag *d, char *why, size_t why_size);
+
 #endif

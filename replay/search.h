@@ -49,6 +49,10 @@ struct worker {
 	struct spt_arena succ_arena; /* this expansion's successors, when properties look at them */
 	struct svec succs;
 	struct tlc_run run;
+	/* A trace spec's cursor: the furthest value among the states this worker kept, how many
+	 * had it, and the fingerprint of one of them. */
+	int64_t cursor_max;
+	uint64_t cursor_n, cursor_fp;
 };
 
 struct search {

@@ -39,10 +39,93 @@ static int exit_code(enum mc_verdict v)
 	}
 }
 
-static void progress(void *arg, uint64_t level, uint64_t generated, uint64_t distinct, uint64_t queue)
+static void progress(void *arg, const struct mc_progress *p)
 {
-	cli_progress(arg, "level %" PRIu64 ": %" PRIu64 " states generated, %" PRIu64 " distinct, %" PRIu64 " on the queue",
-		     level, generated, distinct, queue);
+	if (p->line >= 0)
+		cli_progress(arg, "level %" PRIu64 ": log line %" PRId64 ", %" PRIu64 " state%s there, %" PRIu64
+			     " generated, %" PRIu64 " distinct",
+			     p->level, p->line, p->frontier, p->frontier == 1 ? "" : "s", p->generated, p->distinct);
+	else
+		cli_progress(arg, "level %" PRIu64 ": %" PRIu64 " states generated, %" PRIu64 " distinct, %" PRIu64 " on the queue",
+			     p->level, p->generated, p->distinct, p->queue);
+}
+
+/* A trace spec's verdict: every line matched, or the first line no behaviour got past. */
+static bool trace_accepted(const struct mc_result *r)
+{
+	const struct mc_trace_outcome *t = &r->trace_spec;
+	return r->verdict == MC_OK && t->log_len >= 0 && t->line > t->log_len;
+}
+
+/* The source line at pos, from its column on, trimmed (NULL when it cannot be read). */
+static char *source_at(struct src_pos pos, char *buf, size_t size)
+{
+	FILE *f = pos.file ? fopen(pos.file, "r") : NULL;
+	if (!f)
+		return NULL;
+	char *got = NULL;
+	for (uint32_t i = 0; i < pos.line && (got = fgets(buf, (int)size, f)); i++)
+		;
+	fclose(f);
+	if (!got)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	size_t len = strlen(buf);
+	char *s = buf + (pos.col >= 1 && pos.col - 1 < len ? pos.col - 1 : 0);
+	/* The expression ends at a /\ or \/ outside brackets, or at a bracket it did not open. */
+	int depth = 0;
+	for (char *p = s; *p; p++) {
+		if (*p == '(' || *p == '[' || *p == '{')
+			depth++;
+		else if ((*p == ')' || *p == ']' || *p == '}') && --depth < 0)
+			*p = '\0';
+		else if (!depth && p > s && (!strncmp(p, "/\\", 2) || !strncmp(p, "\\/", 2)))
+			*p = '\0';
+		if (!*p)
+			break;
+	}
+	len = strlen(buf);
+	while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		buf[--len] = '\0';
+	return s;
+}
+
+static void print_trace_text(const struct mc_result *r)
+{
+	const struct mc_trace_outcome *t = &r->trace_spec;
+	FILE *f = stdout;
+	if (trace_accepted(r)) {
+		fprintf(f, "accepted: a behaviour matches all %" PRId64 " lines of %s (%" PRIu64 " state%s at the end)\n",
+			t->log_len, t->log, t->frontier, t->frontier == 1 ? "" : "s");
+		return;
+	}
+	if (r->verdict != MC_OK && r->verdict != MC_TEMPORAL) {
+		if (t->error_line >= 0)
+			fprintf(f, "rejected: the error above, in the behaviour's state at log line %" PRId64 " of %" PRId64
+				" of %s\n", t->error_line, t->log_len, t->log);
+		else
+			fprintf(f, "rejected: the error above (the search got to log line %" PRId64 " of %" PRId64 " of %s)\n",
+				t->line, t->log_len, t->log);
+		return;
+	}
+	fprintf(f, "rejected at log line %" PRId64 " of %" PRId64 " (%s[%" PRId64 "]): no successor of the %" PRIu64
+		" state%s that matched line %" PRId64 " matches it\n",
+		t->line, t->log_len, t->log, t->line, t->frontier, t->frontier == 1 ? "" : "s", t->line - 1);
+	if (t->entry) {
+		struct spt_buf b = { 0 };
+		spt_json_write(&b, t->entry, 0, NULL);
+		fprintf(f, "  line %" PRId64 ": %.*s\n", t->line, (int)b.len, b.p ? b.p : "");
+		spt_buf_free(&b);
+	}
+	const struct en_diag *d = &t->closest;
+	if (d->depth >= 0) {
+		char src[1024];
+		const char *text = source_at(d->pos, src, sizeof(src));
+		fprintf(f, "  closest: %s%s%s%s:%u:%u: %s is false\n", d->action ? "in " : "", d->action ? d->action->name : "",
+			d->action ? ", " : "", d->pos.file ? d->pos.file : "?", d->pos.line, d->pos.col, text ? text : "a guard");
+		if (d->sides)
+			fprintf(f, "    left:  %s\n    right: %s\n", d->lhs, d->rhs);
+	}
 }
 
 static void print_state(FILE *f, const struct mc_result *r, const struct mc_step *st)
@@ -68,8 +151,16 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 	case MC_POSTCONDITION: fprintf(f, "Error: Postcondition %s is false.\n", r->what); break;
 	}
 	if (r->n_trace) {
-		fprintf(f, "Error: The behavior up to this point is:\n");
-		for (uint32_t i = 0; i < r->n_trace; i++) {
+		/* A trace spec's behaviour is as long as its log: its last state says enough. */
+		uint32_t from = o->trace_spec && r->n_trace > 1 ? r->n_trace - 1 : 0;
+		if (from && r->verdict == MC_OK)
+			fprintf(f, "A behaviour to the furthest log line; its last state (its %u states are in --json's trace):\n",
+				r->n_trace);
+		else if (from)
+			fprintf(f, "Error: The behavior's last state (its %u states are in --json's trace):\n", r->n_trace);
+		else
+			fprintf(f, "Error: The behavior up to this point is:\n");
+		for (uint32_t i = from; i < r->n_trace; i++) {
 			const struct mc_step *st = &r->trace[i];
 			if (st->pos.file) {
 				const char *base = strrchr(st->pos.file, '/');
@@ -83,7 +174,7 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 			fputc('\n', f);
 		}
 	}
-	if (r->verdict == MC_OK)
+	if (r->verdict == MC_OK && !o->trace_spec)
 		fprintf(f, "Model checking completed. No error has been found.\n");
 	if (r->verdict != MC_ASSUMPTION) {
 		fprintf(f, "%" PRIu64 " states generated, %" PRIu64 " distinct states found, %" PRIu64 " states left on queue.\n",
@@ -95,6 +186,8 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 	}
 	fprintf(f, "Finished in %.2f s (%u worker%s, %.0f distinct states/s).\n", r->seconds, o->workers,
 		o->workers == 1 ? "" : "s", r->seconds > 0 ? (double)r->distinct / r->seconds : 0);
+	if (o->trace_spec)
+		print_trace_text(r);
 }
 
 static void json_value(struct spt_buf *b, spt_val *v)
@@ -162,6 +255,47 @@ static void print_json(const struct mc_result *r, const struct check_model_opts 
 		}
 		spt_buf_putc(&b, ']');
 	}
+	const struct mc_trace_outcome *t = &r->trace_spec;
+	if (o->trace_spec) {
+		spt_buf_printf(&b, ",\"trace_spec\":{\"verdict\":\"%s\",\"cursor\":", trace_accepted(r) ? "accepted" : "rejected");
+		spt_buf_json_str(&b, t->cursor, strlen(t->cursor));
+		spt_buf_puts(&b, ",\"log\":");
+		spt_buf_json_str(&b, t->log, strlen(t->log));
+		spt_buf_printf(&b, ",\"log_length\":%" PRId64 ",\"line\":%" PRId64 ",\"frontier\":%" PRIu64, t->log_len,
+			       t->line, t->frontier);
+		if (t->error_line >= 0)
+			spt_buf_printf(&b, ",\"error_line\":%" PRId64, t->error_line);
+		if (t->entry) {
+			spt_buf_puts(&b, ",\"entry\":");
+			json_value(&b, t->entry);
+		}
+		const struct en_diag *d = &t->closest;
+		if (d->depth >= 0) {
+			spt_buf_puts(&b, ",\"closest\":{\"position\":{\"file\":");
+			spt_buf_json_str(&b, d->pos.file ? d->pos.file : "", d->pos.file ? strlen(d->pos.file) : 0);
+			spt_buf_printf(&b, ",\"line\":%u,\"col\":%u}", d->pos.line, d->pos.col);
+			if (d->action) {
+				spt_buf_puts(&b, ",\"action\":");
+				spt_buf_json_str(&b, d->action->name, strlen(d->action->name));
+			}
+			char src[1024];
+			const char *text = source_at(d->pos, src, sizeof(src));
+			if (text) {
+				spt_buf_puts(&b, ",\"text\":");
+				spt_buf_json_str(&b, text, strlen(text));
+			}
+			if (d->sides) {
+				spt_buf_puts(&b, ",\"op\":");
+				spt_buf_json_str(&b, d->op, strlen(d->op));
+				spt_buf_puts(&b, ",\"left\":");
+				spt_buf_json_str(&b, d->lhs, strlen(d->lhs));
+				spt_buf_puts(&b, ",\"right\":");
+				spt_buf_json_str(&b, d->rhs, strlen(d->rhs));
+			}
+			spt_buf_putc(&b, '}');
+		}
+		spt_buf_putc(&b, '}');
+	}
 	if (r->warnings[0]) {
 		spt_buf_puts(&b, ",\"warnings\":");
 		spt_buf_json_str(&b, r->warnings, strlen(r->warnings));
@@ -173,7 +307,8 @@ static void print_json(const struct mc_result *r, const struct check_model_opts 
 
 int check_model(struct cli *c, const struct check_model_opts *o)
 {
-	struct mc_opts mo = { o->spec, o->cfg, o->workers, o->no_deadlock ? 0 : -1, o->no_memo, progress, c, o->max_states };
+	struct mc_opts mo = { o->spec, o->cfg, o->workers, o->no_deadlock ? 0 : -1, o->no_memo, progress, c, o->max_states,
+			      o->trace_spec };
 	struct mc_result r;
 	struct check_error err;
 	int rc = mc_run(&mo, &r, &err);
@@ -192,6 +327,8 @@ int check_model(struct cli *c, const struct check_model_opts *o)
 		print_text(&r, o);
 	fflush(stdout);
 	int code = exit_code(r.verdict);
+	if (o->trace_spec && r.verdict == MC_OK && !trace_accepted(&r))
+		code = 12; /* the search ended before the log did */
 	mc_result_free(&r);
 	return code;
 }

@@ -13,6 +13,7 @@ struct check_model_opts {
 	bool no_deadlock;   /* as TLC's -deadlock: a state without successors is no error */
 	bool no_memo;
 	uint64_t max_states; /* 0: no limit */
+	bool trace_spec;    /* --trace-spec: verdict accepted / rejected at log line N */
 };
 
 int check_model(struct cli *c, const struct check_model_opts *o);

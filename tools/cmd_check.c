@@ -20,6 +20,7 @@ static const char usage[] =
 	"usage: spectap check --spec S.tla [--cfg S.cfg] --windows W.ndjson --action A [--json]\n"
 	"       spectap check --spec S.tla [--cfg S.cfg] --map M.tla FILE.spt [--json]\n"
 	"       spectap check --model S.tla [--cfg S.cfg] [--workers N] [--no-deadlock] [--json]\n"
+	"       spectap check --trace-spec T.tla [--cfg T.cfg] [--json]   (log named by T's environment)\n"
 	"\n"
 	"Transition Validation: for every window of W (one JSON object per line with\n"
 	"pre_state, post_state, and optionally window_id, action, params, input), decides whether\n"
@@ -53,6 +54,14 @@ static const char usage[] =
 	"                   SYMMETRY; states generated, distinct states and depth are counted as\n"
 	"                   TLC counts them, and an error comes with a shortest behaviour to it.\n"
 	"                   A liveness property is refused (named), never reported as checked\n"
+	"  --trace-spec T.tla  trace validation as etcd-io/raft's and CCF's: T reads a log (Json's\n"
+	"                   ndJsonDeserialize of IOEnv.JSON, say: set JSON=... as for TLC) and its\n"
+	"                   behaviours match it line by line; searched as --model does. The log's\n"
+	"                   cursor v is the variable of T's property [](v <= Len(Log) => ...)\n"
+	"                   (TraceMatched). Verdict: accepted (a behaviour matched every line), or\n"
+	"                   rejected at log line N, with the log entry, the number of states that\n"
+	"                   matched line N - 1, and the closest miss (the action, the false\n"
+	"                   conjunct, both sides of it) from a behaviour to line N (docs/trace-specs.md)\n"
 	"  --workers N      threads searching (default 1)\n"
 	"  --no-deadlock    a state without successors is no error (TLC's -deadlock)\n"
 	"  --max-states N   stop with an error past N distinct states\n"
@@ -66,7 +75,8 @@ static const char usage[] =
 	"Exit status: 0 when the check ran, whatever the verdicts; 1 when the spec, the cfg or\n"
 	"a window could not be read or evaluated (the message names the file, line and column).\n"
 	"With --model, TLC's: 0 no error, 10 an assumption is false, 11 deadlock, 12 an\n"
-	"invariant or property is violated, 1 an evaluation error or an unsupported construct.\n";
+	"invariant or property is violated, 1 an evaluation error or an unsupported construct.\n"
+	"With --trace-spec: 0 accepted, 12 rejected (or another of --model's codes).\n";
 
 static char *window_id(spt_val *w, uint64_t line)
 {
@@ -282,6 +292,7 @@ int cmd_check(int argc, char **argv)
 {
 	struct cli c = { .cmd = "check", .usage = usage };
 	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL, *model = NULL;
+	const char *trace_spec = NULL;
 	uint64_t max_failures = 10, jobs = 1, workers = 1, max_states = 0;
 	bool no_memo = false, no_deadlock = false;
 	static const struct option longopts[] = {
@@ -291,7 +302,7 @@ int cmd_check(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'J' },    { "quiet", no_argument, NULL, 'q' },
 		{ "no-cache", no_argument, NULL, 'N' },     { "model", required_argument, NULL, 'O' },
 		{ "workers", required_argument, NULL, 'W' }, { "no-deadlock", no_argument, NULL, 'D' },
-		{ "max-states", required_argument, NULL, 'S' },
+		{ "max-states", required_argument, NULL, 'S' }, { "trace-spec", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -315,6 +326,7 @@ int cmd_check(int argc, char **argv)
 				return cli_usage_error(&c, "--jobs: %" PRIu64 " is not in 1..64", jobs);
 			break;
 		case 'O': model = optarg; break;
+		case 'T': trace_spec = optarg; break;
 		case 'W':
 			if (!cli_parse_u64(&c, "--workers", optarg, &workers))
 				return CLI_USAGE;
@@ -332,10 +344,14 @@ int cmd_check(int argc, char **argv)
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
-	if (model) {
+	if (model && trace_spec)
+		return cli_usage_error(&c, "--model and --trace-spec: give one (a trace spec is checked as a model with a log)");
+	if (model || trace_spec) {
 		if (spec || windows || map || action || optind != argc)
-			return cli_usage_error(&c, "--model S.tla takes only --cfg, --workers, --no-deadlock, --max-states");
-		struct check_model_opts mo = { model, cfg, (unsigned)workers, no_deadlock, no_memo, max_states };
+			return cli_usage_error(&c, "%s S.tla takes only --cfg, --workers, --no-deadlock, --max-states",
+					       model ? "--model" : "--trace-spec");
+		struct check_model_opts mo = { model ? model : trace_spec, cfg, (unsigned)workers, no_deadlock, no_memo,
+					       max_states, trace_spec != NULL };
 		return check_model(&c, &mo);
 	}
 	if (map && !windows) {

@@ -1,0 +1,61 @@
+#!/bin/sh
+# spectap check --trace-spec: trace specs in the style of etcd-io/raft's, as their authors wrote
+# them. Ours (tests/replay/trace/TraceRelay.tla) has hidden state: a "recv" line that does not
+# say which message arrived leaves two states until a later line tells them apart.
+. tests/cli/lib.sh
+D=tests/replay/trace
+
+TRACE=$D/good.ndjson run_status 0 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla
+check_contains "a log every line of which some behaviour matches is accepted" "$T/o" \
+	"accepted: a behaviour matches all 5 lines of Log (2 states at the end)"
+check_contains "TLC's counts: 9 distinct states (the two receive orders)" "$T/o" "9 distinct states found"
+
+TRACE=$D/good.ndjson run_status 0 "$T/j" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --json
+check_eq "json: accepted" accepted "$(jq -r .trace_spec.verdict "$T/j")"
+check_eq "json: the cursor and the log" "l Log 5 6" "$(jq -r '.trace_spec | "\(.cursor) \(.log) \(.log_length) \(.line)"' "$T/j")"
+
+# Line 4 says message 3 arrived before it was sent.
+TRACE=$D/bad.ndjson run_status 12 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla
+check_contains "rejected at the line no successor matches" "$T/o" \
+	"rejected at log line 4 of 5 (Log[4]): no successor of the 2 states that matched line 3 matches it"
+check_contains "the line is shown" "$T/o" 'line 4: {"op":"recv","m":3}'
+check_contains "the closest miss names the conjunct" "$T/o" "TraceRelay.tla:14:65: got' = got \\cup {Line.m} is false"
+check_contains "and both sides" "$T/o" "right: {1, 3}"
+TRACE=$D/bad.ndjson run_status 12 "$T/j" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --json
+check_eq "json: rejected at line 4, 2 states at line 3" "rejected 4 2" \
+	"$(jq -r '.trace_spec | "\(.verdict) \(.line) \(.frontier)"' "$T/j")"
+check_eq "json: the closest miss" "Recv = {1, 2} {1, 3}" \
+	"$(jq -r '.trace_spec.closest | "\(.action) \(.op) \(.left) \(.right)"' "$T/j")"
+check_eq "json: the log entry is JSON" 3 "$(jq -r .trace_spec.entry.m "$T/j")"
+check_eq "json: the behaviour to line 4" 4 "$(jq -r '.trace | length' "$T/j")"
+
+# The spec's properties and invariants hold on every state reached, as with --model.
+printf '%s\n' '{"op":"send"}' '{"op":"recv","m":1}' '{"op":"recv","m":1}' >"$T/twice.ndjson"
+TRACE=$T/twice.ndjson run_status 12 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla
+check_contains "a message received twice is rejected at line 3" "$T/o" "rejected at log line 3 of 3"
+
+# A spec without a log cursor is no trace spec.
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/Relay.tla --cfg tests/replay/model/Counter.cfg
+check_contains "no cursor: the error says what a trace spec needs" "$T/e" "no log cursor"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --model $D/Relay.tla
+check_contains "--model and --trace-spec together are a usage error" "$T/e" "give one"
+
+# etcd-io/raft's own trace validation on its example log (the corpus), unchanged, when a
+# checkout of its tla/ directory is given (ETCD_RAFT_TLA) and the corpus is beside this clone.
+if [ -z "${ETCD_RAFT_TLA:-}" ] || [ ! -f "${ETCD_RAFT_TLA:-}/Traceetcdraft.tla" ]; then
+	echo "SKIP: etcd-io/raft's Traceetcdraft.tla: set ETCD_RAFT_TLA to a checkout's tla/ directory"
+elif have_corpus "etcd-io/raft's trace validation"; then
+	corpus=$(cd "$(dirname "$CORPUS")" && pwd)/$(basename "$CORPUS")
+	sed '2444s/"state":{"term":2,/"state":{"term":3,/' "$corpus" >"$T/term3.ndjson"
+	spectap=$(cd "$(dirname "$SPECTAP")" && pwd)/$(basename "$SPECTAP")
+	(cd "$ETCD_RAFT_TLA" && MAX_TRACE=2600 JSON=$T/term3.ndjson "$spectap" check --trace-spec Traceetcdraft.tla \
+		--cfg Traceetcdraft.cfg --json --quiet) >"$T/j" 2>"$T/e"
+	check_eq "etcd: line 2444's term 2 -> 3 is rejected there (as TLC)" "rejected 2444" \
+		"$(jq -r '.trace_spec | "\(.verdict) \(.line)"' "$T/j")"
+	check_eq "etcd: the closest miss is the term" "2 3" "$(jq -r '.trace_spec.closest | "\(.left) \(.right)"' "$T/j")"
+	sed '2444d' "$corpus" >"$T/del.ndjson"
+	(cd "$ETCD_RAFT_TLA" && MAX_TRACE=2600 JSON=$T/del.ndjson "$spectap" check --trace-spec Traceetcdraft.tla \
+		--cfg Traceetcdraft.cfg --json --quiet) >"$T/j" 2>"$T/e"
+	check_eq "etcd: line 2444 (a Commit) deleted is accepted (as TLC)" accepted "$(jq -r .trace_spec.verdict "$T/j")"
+fi
+finish
