@@ -136,6 +136,7 @@ struct ast {
 	} r;
 	struct module *rmod; /* REF_SUBST: the module r.subst is evaluated in */
 	const uint64_t *unchanged; /* A_EXISTS: variables its body surely leaves unchanged (frames.c) */
+	const struct hoist *hoist; /* A_EXISTS in an action: its body's leading guards (hoist.c) */
 };
 
 /* An operator (or function) definition: Name(p1, p2) == body, or f[x \in S] == body; also a

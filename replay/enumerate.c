@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "enumerate.h"
+#include "hoist.h"
 
 /* What is left to do after the current conjunct: a linked list of (expression, context). */
 struct cont {
@@ -25,6 +26,7 @@ struct en {
 	succ_fn fn;
 	void *arg;
 	int depth;
+	struct hoist_watch *w;
 };
 
 #define MAX_STEP_DEPTH 20000
@@ -157,6 +159,16 @@ static int guard(struct en *en, const struct cont *k)
 		return EVAL_ERR;
 	if (!b && en->in->diag)
 		note_false(en, k);
+	struct hoist_watch *w = en->w;
+	if (w && w->armed) {
+		if (k->e != w->h->g[w->idx])
+			w->armed = false;
+		else if (!b) {
+			w->skip = w->h->m[w->idx];
+			w->armed = false;
+		} else if (++w->idx == w->h->n)
+			w->armed = false;
+	}
 	return b ? next(en, k->next, k->e) : 0;
 }
 
@@ -264,6 +276,7 @@ struct exists_st {
 	struct en *en;
 	const struct ast *body;
 	const struct cont *rest;
+	struct hoist_watch *w; /* the \E's hoisted guards, or NULL */
 };
 
 static int exists_one(struct interp *in, struct ctx c, void *arg)
@@ -271,9 +284,16 @@ static int exists_one(struct interp *in, struct ctx c, void *arg)
 	struct exists_st *st = arg;
 	struct spt_arena_mark m = spt_arena_mark(in->ev.arena);
 	struct cont k = { st->body, c, st->rest, false };
+	struct hoist_watch *saved = st->en->w, *w = st->w;
+	if (w)
+		*w = (struct hoist_watch){ w->h, 0, true, -1 };
+	st->en->w = w;
 	int rc = step(st->en, &k);
+	st->en->w = saved;
 	if (in->rewind)
 		spt_arena_rewind(in->ev.arena, m);
+	if (!rc && w && w->skip >= 0)
+		return EVAL_SKIP(w->skip);
 	return rc;
 }
 
@@ -369,8 +389,12 @@ static int step_inner(struct en *en, const struct cont *k)
 		}
 		return 0;
 	case A_EXISTS: {
-		struct exists_st st = { en, e->a[0], k->next };
-		return eval_bounds(in, k->c, e->bounds, e->n_bounds, exists_one, &st);
+		if (en->w)
+			en->w->armed = false; /* an enclosing \E's guards are behind */
+		struct hoist_watch w = { e->hoist, 0, false, -1 };
+		struct exists_st st = { en, e->a[0], k->next, e->hoist && !in->init_mode && !in->diag ? &w : NULL };
+		int rc = eval_bounds(in, k->c, e->bounds, e->n_bounds, exists_one, &st);
+		return rc >= EVAL_SKIP_BASE ? 0 : rc;
 	}
 	case A_IF: {
 		bool b;
@@ -455,7 +479,7 @@ static int step_inner(struct en *en, const struct cont *k)
 
 int enumerate(struct interp *in, struct ctx c, const struct ast *action, succ_fn fn, void *arg)
 {
-	struct en en = { in, fn, arg, 0 };
+	struct en en = { in, fn, arg, 0, NULL };
 	struct cont k = { action, c, NULL, false };
 	return step(&en, &k);
 }

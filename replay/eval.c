@@ -8,6 +8,7 @@
 #include "builtins_internal.h"
 #include "enumerate.h"
 #include "frames.h"
+#include "hoist.h"
 #include "interp.h"
 
 #define MAX_ENUM 1000000u /* largest set built to enumerate [S -> T] and friends */
@@ -590,7 +591,8 @@ struct bind_state {
 	spt_val **sets;
 };
 
-static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint32_t i, uint32_t j)
+/* lvl: the loop this call binds (a tuple bound is one loop, x, y \in S one per name). */
+static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint32_t i, uint32_t j, uint32_t lvl)
 {
 	if (i == st->nb)
 		return st->fn(in, c, st->arg);
@@ -606,12 +608,14 @@ static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint
 			}
 			for (uint32_t t = 0; t < b->n_names; t++)
 				bind_slot(c, b->slots[t], x->u.elems[t]);
-			rc = bind_rec(in, c, st, i + 1, 0);
+			rc = bind_rec(in, c, st, i + 1, 0, lvl + 1);
 		} else {
 			/* x, y \in S: each name ranges over S in turn. */
 			bind_slot(c, b->slots[j], x);
-			rc = j + 1 < b->n_names ? bind_rec(in, c, st, i, j + 1) : bind_rec(in, c, st, i + 1, 0);
+			rc = j + 1 < b->n_names ? bind_rec(in, c, st, i, j + 1, lvl + 1) : bind_rec(in, c, st, i + 1, 0, lvl + 1);
 		}
+		if (rc >= EVAL_SKIP_BASE && rc == EVAL_SKIP(lvl + 1))
+			rc = 0; /* the next value of this loop may give something */
 		if (rc)
 			return rc;
 	}
@@ -638,7 +642,7 @@ int eval_bounds(struct interp *in, struct ctx c, const struct bound *b, uint32_t
 		if (sets[i]->n == 0 && (b[i].tuple || b[i].n_names))
 			return 0; /* no binding at all */
 	struct bind_state st = { b, nb, fn, arg, sets };
-	return bind_rec(in, c, &st, 0, 0);
+	return bind_rec(in, c, &st, 0, 0, 0);
 }
 
 /* Evaluates e and requires a finite set. */
@@ -1074,8 +1078,14 @@ static int quantify(struct interp *in, struct ctx c, void *arg)
 {
 	const struct ast *e = arg;
 	bool b = false;
-	if (eval_bool(in, c, e->a[0], &b))
+	struct hoist_watch *saved = in->watch, w = { e->hoist, 0, true, -1 };
+	in->watch = e->hoist && e->kind == A_EXISTS ? &w : NULL;
+	int rc = eval_bool(in, c, e->a[0], &b);
+	in->watch = saved;
+	if (rc)
 		return EVAL_ERR;
+	if (!b && w.skip >= 0)
+		return EVAL_SKIP(w.skip); /* no binding like this one gives a witness */
 	/* 1 stops the enumeration: a witness for \E, a counterexample for \A. */
 	return (e->kind == A_EXISTS) == b ? 1 : 0;
 }
@@ -1192,8 +1202,22 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_AND:
 	case A_OR: {
 		bool want = e->kind == A_OR, b = !want;
-		for (uint32_t i = 0; i < e->n && !rc && b != want; i++)
+		for (uint32_t i = 0; i < e->n && !rc && b != want; i++) {
+			struct hoist_watch *w = in->watch;
+			bool watched = false;
+			if (w && w->armed) {
+				/* An \E's leading guard (hoist.h): not armed while it is evaluated. */
+				watched = e->kind == A_AND && e->a[i] == w->h->g[w->idx];
+				w->armed = false;
+			}
 			rc = eval_bool(in, c, e->a[i], &b);
+			if (watched && !rc) {
+				if (!b)
+					w->skip = w->h->m[w->idx];
+				else if (++w->idx < w->h->n)
+					w->armed = true;
+			}
+		}
 		if (!rc)
 			*out = spt_bool(A(in), b);
 		break;
@@ -1255,6 +1279,8 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 			break;
 		}
 		rc = eval_bounds(in, c, e->bounds, e->n_bounds, quantify, (void *)e);
+		if (rc >= EVAL_SKIP_BASE)
+			rc = 0; /* \E: no witness */
 		if (rc >= 0) {
 			bool found = rc == 1;
 			*out = spt_bool(A(in), e->kind == A_EXISTS ? found : !found);

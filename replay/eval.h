@@ -12,6 +12,10 @@
 
 /* Returned by every evaluation function on an error; the message is in the context. */
 #define EVAL_ERR (-1)
+/* From an eval_bounds callback: no binding that agrees with this one on its first m loops
+ * (outermost first) can give anything: go on with the next value of loop m - 1 (hoist.h). */
+#define EVAL_SKIP_BASE 0x10000
+#define EVAL_SKIP(m) (EVAL_SKIP_BASE + (int)(m))
 
 struct eval_error {
 	struct src_pos pos;

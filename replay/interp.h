@@ -53,6 +53,8 @@ struct en_diag {
 	char lhs[768], rhs[768];
 };
 
+struct hoist_watch;
+
 struct interp {
 	struct ev ev;
 	struct spec *spec;
@@ -83,6 +85,7 @@ struct interp {
 	uint32_t n_actions;     /* in actions[] (only the outermost MAX_TRACKED are kept) */
 	const struct opdef *actions[16];
 	struct en_diag *diag;   /* when set, the enumerator notes its deepest false guard */
+	struct hoist_watch *watch; /* the guards of the \E being evaluated (hoist.h) */
 };
 
 /* s must be resolved (spec_resolve). long_arena holds what outlives a window. */

@@ -7,6 +7,7 @@
 
 #include "eval.h"
 #include "frames.h"
+#include "hoist.h"
 #include "resolve.h"
 
 /* A name bound in a frame: a parameter, a bound variable or a LET definition. */
@@ -945,7 +946,7 @@ int spec_resolve(struct spec *s, const struct cfg *cfg, struct spec_error *err)
 			return -EINVAL;
 	if (analyse(&R))
 		return -EINVAL;
-	if (frames_compute(s))
+	if (frames_compute(s) || hoist_compute(s))
 		return rfail(&R, NULL, "out of memory");
 	uint32_t n;
 	struct opdef *const *defs = spec_defs(s, &n);

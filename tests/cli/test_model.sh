@@ -38,6 +38,13 @@ model Bounded Bounded 0 ok 6 5 5
 model Bounded BoundedLevel 0 ok 4 3 3
 model Bounded BoundedAction 0 ok 9 5 5
 
+# Guards hoisted out of \E loops skip whole runs of bindings; the counts stay TLC's, in the
+# enumerator (Next) and in the evaluator (the action properties).
+model Hoist Hoist 0 ok 19 19 2
+run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Hoist.tla" --cfg "$M/HoistNarrow.cfg" --json
+check_eq "HoistNarrow: the first step with e < 4 breaks Narrow" 'NarrowRefines [[1,2,2,2]]' \
+	"$(jq -c -r '"\(.violated) \(.trace[1].state.x)"' "$T/out.json")"
+
 # SYMMETRY: the 8 subsets of three processes are 4 orbits; \A p : WF_s(...) is fairness.
 model Grow Grow 0 ok 13 8 4
 model Grow GrowSym 0 ok 7 4 4
