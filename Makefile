@@ -433,6 +433,7 @@ bench: deps
 	@BUILD=$(BUILD) sh bench/run.sh
 	@BUILD=$(BUILD) sh bench/bench_check.sh
 	@BUILD=$(BUILD) sh bench/bench_checker.sh
+	@BUILD=$(BUILD) sh bench/bench_model.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -124,6 +124,7 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 	}
 	r->priv = p;
 	spt_arena_init(&p->arena);
+	p->arena.tag = TAG_TRACE;
 	double t0 = search_now();
 	int rc = mc_model_load(o, &p->m, err);
 	if (rc)

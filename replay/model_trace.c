@@ -52,8 +52,9 @@ static int match(struct interp *in, void *arg)
 	}
 	if (!(f->vals = spt_arena_alloc(f->a, (n + 1) * sizeof(*f->vals))))
 		return ev_fail(&in->ev, NULL, "out of memory");
+	static const unsigned char keep_tags[2] = { CHECKER_LONG_TAG, TAG_WORKER_LONG };
 	for (uint32_t i = 0; i < n; i++)
-		if (!(f->vals[i] = spt_value_clone(f->a, in->next[i])))
+		if (!(f->vals[i] = spt_value_move_keep(f->a, in->next[i], keep_tags, NULL)))
 			return ev_fail(&in->ev, NULL, "out of memory");
 	f->action = action_of(in);
 	return 1;

@@ -14,6 +14,8 @@
 #define TAG_LEVEL_EVEN 221
 #define TAG_LEVEL_ODD 222
 #define TAG_WORKER_LONG 205
+/* A counterexample's states: each shares with its predecessor what the step left alone. */
+#define TAG_TRACE 223
 
 /* A state found: its fingerprint and its variables' values. */
 struct mstate {
