@@ -61,7 +61,7 @@ static const char usage[] =
 	"                   (TraceMatched). Verdict: accepted (a behaviour matched every line), or\n"
 	"                   rejected at log line N, with the log entry, the number of states that\n"
 	"                   matched line N - 1, and the closest miss (the action, the false\n"
-	"                   conjunct, both sides of it) from a behaviour to line N (docs/trace-specs.md)\n"
+	"                   conjunct, both sides of it) from a behaviour to line N (docs/model.md)\n"
 	"  --workers N      threads searching (default 1)\n"
 	"  --no-deadlock    a state without successors is no error (TLC's -deadlock)\n"
 	"  --max-states N   stop with an error past N distinct states\n"
