@@ -13,6 +13,7 @@
 
 #include "enumerate.h"
 #include "frames.h"
+#include "liveness.h"
 #include "search.h"
 
 double search_now(void)
@@ -198,6 +199,54 @@ static int keep(struct worker *w, spt_val **vals, uint64_t fp, uint64_t level)
 	return 0;
 }
 
+/* The behaviour graph for liveness (liveness.h): a node per state kept, with the state atoms
+ * true there, and an edge per step between states of the model. */
+static int live_step(struct worker *w, spt_val **t, uint64_t fp, bool unseen, bool initial)
+{
+	struct search *S = w->S;
+	struct live *L = S->m->live;
+	uint32_t id, src;
+	bool b;
+	if (unseen) {
+		if (live_node(L, fp, &id))
+			return record(w, MC_EVAL_ERROR, "the behaviour graph", "out of memory in the behaviour graph", 0, NULL);
+		for (uint32_t i = 0; i < L->state_atoms.n; i++) {
+			int rc = search_eval_on(w, &L->state_atoms.f[i], t, NULL, &b);
+			if (rc && L->en_step[i] >= 0) {
+				ev_clear_error(&w->in.ev);
+				live_defer(L, id, i);
+				continue;
+			}
+			if (rc) {
+				char doing[300];
+				snprintf(doing, sizeof(doing), "evaluating the property %s", L->state_atoms.f[i].name);
+				return record_eval(w, doing, initial ? 0 : w->cur->fp, t);
+			}
+			if (b)
+				L->sbits[id] |= 1ull << i;
+		}
+	} else if (live_find(L, fp, &id)) {
+		return 0; /* a state the constraints left out */
+	}
+	if (initial)
+		return unseen && live_add_init(L, id) ? record(w, MC_EVAL_ERROR, "the behaviour graph", "out of memory", 0, NULL) : 0;
+	if (live_find(L, w->cur->fp, &src))
+		return 0;
+	uint64_t bits = 0;
+	for (uint32_t i = 0; i < L->action_atoms.n; i++) {
+		if (search_eval_on(w, &L->action_atoms.f[i], w->cur->v, t, &b)) {
+			char doing[300];
+			snprintf(doing, sizeof(doing), "evaluating the property %s", L->action_atoms.f[i].name);
+			return record_eval(w, doing, w->cur->fp, t);
+		}
+		if (b)
+			bits |= 1ull << i;
+	}
+	if (live_add_edge(L, src, id, bits))
+		return record(w, MC_EVAL_ERROR, "the behaviour graph", "out of memory in the behaviour graph", 0, NULL);
+	return 0;
+}
+
 /* A state reached (an initial one when parent is 0): constraints, the set, invariants. Returns
  * 1 to stop (an error was recorded), EVAL_ERR, or 0. */
 static int found(struct worker *w, spt_val **t, uint64_t level, bool initial)
@@ -281,6 +330,8 @@ static int found(struct worker *w, spt_val **t, uint64_t level, bool initial)
 	}
 	if (in_model && unseen && keep(w, t, fp, level))
 		return atomic_load(&S->stop) ? 1 : record_eval(w, "keeping a state", parent, NULL);
+	if (in_model && m->live && m->live->n_checks)
+		return live_step(w, t, fp, unseen, initial);
 	return 0;
 }
 
@@ -501,6 +552,8 @@ int search_init(struct search *S, struct mc_model *m, const struct mc_opts *o, s
 	S->m = m;
 	S->o = o;
 	S->nw = o->workers ? o->workers : 1;
+	if (m->live && m->live->n_checks)
+		S->nw = 1; /* the behaviour graph is built by one worker */
 	S->t0 = search_now();
 	S->threads = 1;
 	spt_arena_init(&S->err_arena);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "liveness.h"
 #include "model_trace.h"
 
 struct mc_priv {
@@ -188,7 +189,25 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 		if (mc_trace_build(S, r, &p->arena, why, sizeof(why)) && r->warnings[0] == '\0')
 			snprintf(r->warnings, sizeof(r->warnings), "the counterexample could not be rebuilt: %s", why);
 	}
-	if (!S->failed && (rc = postconditions(S, r, err)))
+	if (!S->failed && m->live && m->live->n_checks) {
+		uint32_t check, node;
+		int lr = live_decide(m->live, &check, &node);
+		if (lr < 0) {
+			snprintf(err->msg, sizeof(err->msg), "out of memory checking the liveness properties (%u states)",
+				 m->live->n_nodes);
+			return -ENOMEM;
+		}
+		if (lr == 1) {
+			r->verdict = MC_LIVENESS;
+			snprintf(r->what, sizeof(r->what), "%s", m->live->checks[check].name);
+			S->err_parent = m->live->fps[node];
+			S->err_state = NULL;
+			char why[512];
+			if (mc_trace_build(S, r, &p->arena, why, sizeof(why)) && r->warnings[0] == '\0')
+				snprintf(r->warnings, sizeof(r->warnings), "the counterexample could not be rebuilt: %s", why);
+		}
+	}
+	if (!S->failed && r->verdict == MC_OK && (rc = postconditions(S, r, err)))
 		return rc;
 	trace_outcome(p, r);
 	r->seconds = search_now() - t0;

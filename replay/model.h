@@ -20,6 +20,7 @@ enum mc_verdict {
 	MC_ASSUMPTION,      /* an ASSUME is false */
 	MC_EVAL_ERROR,      /* evaluating the spec failed in some state (TLC: an error, with the trace) */
 	MC_POSTCONDITION,   /* a POSTCONDITION is false after the search */
+	MC_LIVENESS,        /* a liveness property is violated: a fair behaviour breaks it */
 };
 
 /* Where a search is, for a progress line. */

@@ -13,7 +13,14 @@ struct mc_formula {
 	/* A state predicate: the variables it reads (a successor that changed none of them
 	 * satisfies it as its predecessor did), or NULL when it depends on more than the state. */
 	const uint64_t *reads;
+	/* Cells of owner's frame bound before evaluating (a property under \A p \in S, or in a
+	 * definition with parameters). */
+	uint32_t nb;
+	const uint32_t *bslots;
+	spt_val *const *bvals;
 };
+
+struct live;
 
 struct mc_list {
 	struct mc_formula *f;
@@ -46,6 +53,7 @@ struct mc_model {
 	 * [](v <= Len(L) => ...) as etcd-io/raft's TraceMatched; cursor -1 when there is none.
 	 * cursor_offset: what to add to v's value to get the line it stands for (1 for v < Len(L),
 	 * where v counts the lines matched). */
+	struct live *live;             /* liveness properties (liveness.h), or NULL */
 	int cursor;
 	int cursor_offset;
 	struct mc_formula log;

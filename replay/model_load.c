@@ -12,6 +12,7 @@
 
 #include "model_internal.h"
 #include "frames.h"
+#include "liveness.h"
 #include "resolve.h"
 
 static int fail(struct check_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -141,7 +142,7 @@ static int spec_part(struct mc_model *m, const char *name, const struct opdef *o
 		m->next = (struct mc_formula){ name, owner, e->a[0]->a[0] };
 		return 0;
 	case P_FAIRNESS:
-		return 0; /* a safety search explores every behaviour: fairness only matters to liveness */
+		return live_fairness(m, name, owner, e, err); /* for liveness properties, if any */
 	default:
 		return fail(err, -ENOTSUP,
 			    "%s:%u:%u: the specification %s has a conjunct with %s, which spectap does not model check "
@@ -189,10 +190,7 @@ static int property_part(struct mc_model *m, const char *name, const struct opde
 		}
 		/* fall through */
 	default:
-		return fail(err, -ENOTSUP,
-			    "%s:%u:%u: the property %s is a liveness property (%s): spectap checks safety properties only "
-			    "([]P, [][A]_v and initial conditions)",
-			    e->pos.file, e->pos.line, e->pos.col, name, describe(e));
+		return live_property(m, name, owner, e, err);
 	}
 }
 
@@ -340,6 +338,7 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 
 void mc_model_free(struct mc_model *m)
 {
+	live_free(m->live);
 	free(m->invariants.f);
 	free(m->init_props.f);
 	free(m->action_props.f);
@@ -352,9 +351,17 @@ void mc_model_free(struct mc_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
-int mc_eval(struct interp *in, const struct mc_formula *f, spt_val **out)
+static struct frame *formula_frame(struct interp *in, const struct mc_formula *f)
 {
 	struct frame *fr = frame_new(in, f->owner, NULL, NULL);
+	for (uint32_t i = 0; fr && i < f->nb; i++)
+		fr->c[f->bslots[i]].v = f->bvals[i];
+	return fr;
+}
+
+int mc_eval(struct interp *in, const struct mc_formula *f, spt_val **out)
+{
+	struct frame *fr = formula_frame(in, f);
 	if (!fr)
 		return EVAL_ERR;
 	return eval(in, (struct ctx){ fr, NULL, false }, f->e, out);
@@ -362,7 +369,7 @@ int mc_eval(struct interp *in, const struct mc_formula *f, spt_val **out)
 
 int mc_eval_bool(struct interp *in, const struct mc_formula *f, bool *out)
 {
-	struct frame *fr = frame_new(in, f->owner, NULL, NULL);
+	struct frame *fr = formula_frame(in, f);
 	if (!fr)
 		return EVAL_ERR;
 	return eval_bool(in, (struct ctx){ fr, NULL, false }, f->e, out);

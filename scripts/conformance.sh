@@ -60,6 +60,7 @@ while IFS="$(printf '\t')" read -r mod cfg expected secs distinct; do
 		ok) got=success ;;
 		invariant | property | postcondition | temporal) got="safety failure" ;;
 		deadlock) got="deadlock failure" ;;
+		liveness) got="liveness failure" ;;
 		assumption) got="assumption failure" ;;
 		*) got=error why=$(jq -r '.message // ""' "$tmp/out") ;;
 		esac

@@ -20,6 +20,7 @@ static const char *verdict_name(enum mc_verdict v)
 	case MC_ASSUMPTION: return "assumption";
 	case MC_EVAL_ERROR: return "error";
 	case MC_POSTCONDITION: return "postcondition";
+	case MC_LIVENESS: return "liveness";
 	}
 	return "?";
 }
@@ -35,6 +36,7 @@ static int exit_code(enum mc_verdict v)
 	case MC_PROPERTY:
 	case MC_POSTCONDITION:
 	case MC_TEMPORAL: return 12; /* TLC's on-the-fly violation of [](A => []B) */
+	case MC_LIVENESS: return 13;
 	default: return CLI_FAIL;
 	}
 }
@@ -149,6 +151,7 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 	case MC_ASSUMPTION: fprintf(f, "Error: Assumption %s is false.\n", r->what); break;
 	case MC_EVAL_ERROR: fprintf(f, "Error: %s\n", r->msg); break;
 	case MC_POSTCONDITION: fprintf(f, "Error: Postcondition %s is false.\n", r->what); break;
+	case MC_LIVENESS: fprintf(f, "Error: Temporal properties were violated.\n(property %s)\n", r->what); break;
 	}
 	if (r->n_trace) {
 		/* A trace spec's behaviour is as long as its log: its last state says enough. */

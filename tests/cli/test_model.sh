@@ -61,9 +61,24 @@ model Props PropsStep 12 property 4 3 3
 check_eq "PropsStep: the step that breaks it" '[0,1,2,0]' "$(jq -c '[.trace[].state.x]' "$T/out.json")"
 model Props PropsInit 12 property 1 1 1
 model Props PropsBox 0 ok 4 3 3
-run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Props.tla" --cfg "$M/PropsLive.cfg" --json
-check_contains "a liveness property is refused, named" "$T/out.json" "unsupported: "
-check_contains "a liveness property is refused, named" "$T/out.json" "Reaches5"
+# <>(x = 5) never holds (x stops at 2): a liveness failure, TLC's exit 13.
+model Props PropsLive 13 liveness 4 3 3
+check_eq "PropsLive: the property named" Reaches5 "$(jq -r .violated "$T/out.json")"
+# A temporal formula of another form is refused, named, never checked.
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Props.tla" --cfg "$M/PropsUnsupported.cfg" --json
+check_contains "an unsupported temporal property is refused" "$T/out.json" "unsupported: "
+check_contains "an unsupported temporal property is refused, named" "$T/out.json" "EventuallyImplies"
+
+# Liveness on the behaviour graph (a stuttering step at every state), under WF and SF.
+model Live LiveNoFair 13 liveness 5 4 4
+check_eq "LiveNoFair: Reaches3 fails (a behaviour may stop before 3)" Reaches3 "$(jq -r .violated "$T/out.json")"
+model Live LiveFair 0 ok 5 4 4
+model Live LiveStays 13 liveness 5 4 4
+model Strong StrongWeak 13 liveness 6 4 4
+model Strong StrongStrong 0 ok 6 4 4
+model Strong StrongWeakProp 0 ok 6 4 4
+model Strong StrongSFProp 13 liveness 6 4 4
+check_eq "StrongSFProp: SF_v(Go) as a property fails under WF" StrongGo "$(jq -r .violated "$T/out.json")"
 
 # ASSUME: the false one is named by its position, as TLC does.
 run_status 10 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Assumes.tla" --cfg "$M/Assumes.cfg" --json
