@@ -180,8 +180,8 @@ static int keep(struct worker *w, spt_val **vals, uint64_t fp, uint64_t level)
 		w->out.cap = cap;
 	}
 	w->out.s[w->out.n++] = st;
-	if (S->m->cursor >= 0 && st->v[S->m->cursor]->kind == SPT_INT) {
-		int64_t c = st->v[S->m->cursor]->u.i;
+	if (S->m->lines || (S->m->cursor >= 0 && st->v[S->m->cursor]->kind == SPT_INT)) {
+		int64_t c = S->m->lines ? (int64_t)level : st->v[S->m->cursor]->u.i;
 		if (c > w->cursor_max || !w->cursor_n) {
 			w->cursor_max = c;
 			w->cursor_n = 0;
@@ -197,6 +197,42 @@ static int keep(struct worker *w, spt_val **vals, uint64_t fp, uint64_t level)
 		return record(w, MC_EVAL_ERROR, "the state limit", msg, 0, NULL);
 	}
 	return 0;
+}
+
+bool search_trace_value_eq(spt_val *expected, spt_val *reached)
+{
+	if (spt_value_eq(expected, reached))
+		return true;
+	if (reached->kind != SPT_SET || !(expected->kind == SPT_SEQ || (spt_is_fun(expected) && !expected->n)))
+		return false;
+	if (expected->n < reached->n)
+		return false;
+	for (uint32_t i = 0; i < expected->n; i++) {
+		bool in = false;
+		for (uint32_t j = 0; j < reached->n && !in; j++)
+			in = search_trace_value_eq(expected->u.elems[i], reached->u.elems[j]);
+		if (!in)
+			return false;
+	}
+	for (uint32_t j = 0; j < reached->n; j++) {
+		bool in = false;
+		for (uint32_t i = 0; i < expected->n && !in; i++)
+			in = search_trace_value_eq(expected->u.elems[i], reached->u.elems[j]);
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
+bool search_on_trace(const struct mc_model *m, uint64_t level, spt_val *const *vals)
+{
+	if (level < 1 || level > m->n_lines)
+		return false;
+	const struct mc_line *l = &m->lines[level - 1];
+	for (uint32_t i = 0; i < l->n; i++)
+		if (!search_trace_value_eq(l->val[i], vals[l->var[i]]))
+			return false;
+	return true;
 }
 
 /* The behaviour graph for liveness (liveness.h): a node per state kept, with the state atoms
@@ -254,6 +290,8 @@ static int found(struct worker *w, spt_val **t, uint64_t level, bool initial)
 	struct search *S = w->S;
 	struct mc_model *m = S->m;
 	uint64_t parent = initial ? 0 : w->cur->fp;
+	if (m->lines && !search_on_trace(m, level, t))
+		return 0; /* not the trace's state there: no behaviour of the trace goes through it */
 	bool in_model = true, b;
 	w->run.level = (int64_t)level;
 	for (uint32_t i = 0; in_model && i < m->constraints.n; i++) {
@@ -424,7 +462,7 @@ static void progress(struct search *S)
 		queue += S->w[i].out.n;
 	}
 	struct mc_progress p = { S->level_no, gen, atomic_load(&S->distinct), queue, -1, 0 };
-	if (S->m->cursor >= 0)
+	if (S->m->cursor >= 0 || S->m->lines)
 		for (unsigned i = 0; i < S->nw; i++) {
 			const struct worker *w = &S->w[i];
 			if (!w->cursor_n)

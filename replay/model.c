@@ -41,16 +41,66 @@ static int postconditions(struct search *S, struct mc_result *r, struct check_er
 	return 0;
 }
 
-/* The log line a state's cursor stands for. */
-static int64_t line_of(const struct mc_model *m, spt_val **state)
+/* --states: each state of the trace as (variable index, value); a field that names no variable
+ * is an error (a typo would otherwise go unchecked). */
+static int trace_lines(struct mc_model *m, const struct mc_opts *o, struct check_error *err)
 {
+	spt_val *s = o->states;
+	if (s->kind != SPT_SEQ || !s->n) {
+		snprintf(err->msg, sizeof(err->msg), "%s: a state trace is a non-empty JSON array of objects", o->states_name);
+		return -EINVAL;
+	}
+	struct spt_arena *a = spec_arena(m->spec);
+	if (!(m->lines = spt_arena_alloc(a, s->n * sizeof(*m->lines)))) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	m->n_lines = s->n;
+	for (uint32_t k = 0; k < s->n; k++) {
+		spt_val *st = s->u.elems[k];
+		struct mc_line *l = &m->lines[k];
+		if (st->kind != SPT_REC && !(spt_is_fun(st) && !st->n)) {
+			snprintf(err->msg, sizeof(err->msg), "%s: state %u is not a JSON object of variables", o->states_name, k + 1);
+			return -EINVAL;
+		}
+		l->n = 0;
+		l->var = spt_arena_alloc(a, (st->n + 1) * sizeof(*l->var));
+		l->val = spt_arena_alloc(a, (st->n + 1) * sizeof(*l->val));
+		if (!l->var || !l->val) {
+			snprintf(err->msg, sizeof(err->msg), "out of memory");
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < st->n; i++) {
+			spt_val *key = st->u.fn.keys[i];
+			uint32_t v = 0;
+			while (v < m->n_vars && strcmp(m->vars[v], key->u.s) != 0)
+				v++;
+			if (v == m->n_vars) {
+				snprintf(err->msg, sizeof(err->msg), "%s: state %u: %s is not a variable of the spec", o->states_name, k + 1,
+					 key->u.s);
+				return -EINVAL;
+			}
+			l->var[l->n] = v;
+			l->val[l->n++] = st->u.fn.vals[i];
+		}
+	}
+	m->check_deadlock = false; /* the trace's last state may have no successor */
+	m->cursor_offset = 1;      /* a state at level k matched k states: the next is k + 1 */
+	return 0;
+}
+
+/* The log line a state's cursor stands for (--states: the state at level k stands for k + 1). */
+static int64_t line_of(const struct mc_model *m, spt_val **state, uint32_t level)
+{
+	if (m->lines)
+		return (int64_t)level + 1;
 	spt_val *c = state[m->cursor];
 	return c->kind == SPT_INT ? c->u.i + m->cursor_offset : -1;
 }
 
 /* A trace spec's outcome: the furthest line reached, the log's entry there and, when some line
  * was not matched, a behaviour to a state at that line and why none of its successors matched. */
-static void trace_outcome(struct mc_priv *p, struct mc_result *r)
+static void trace_outcome(struct mc_priv *p, const struct mc_opts *o, struct mc_result *r)
 {
 	struct mc_model *m = &p->m;
 	struct search *S = &p->S;
@@ -59,13 +109,14 @@ static void trace_outcome(struct mc_priv *p, struct mc_result *r)
 	t->log_len = -1;
 	t->line = -1;
 	t->error_line = -1;
-	if (m->cursor < 0)
+	t->n_diffs = -1;
+	if (m->cursor < 0 && !m->lines)
 		return;
 	if (r->n_trace)
-		t->error_line = line_of(m, r->trace[r->n_trace - 1].vals);
+		t->error_line = line_of(m, r->trace[r->n_trace - 1].vals, r->n_trace);
 	t->found = true;
-	t->cursor = m->vars[m->cursor];
-	t->log = m->log.name;
+	t->cursor = m->lines ? "the level" : m->vars[m->cursor];
+	t->log = m->lines ? o->states_name : m->log.name;
 	uint64_t fp = 0;
 	for (unsigned i = 0; i < S->nw; i++) {
 		const struct worker *w = &S->w[i];
@@ -86,8 +137,8 @@ static void trace_outcome(struct mc_priv *p, struct mc_result *r)
 	in->ev.arena = &w0->scratch;
 	ev_clear_error(&in->ev);
 	w0->run.level = 0;
-	spt_val *log;
-	if (mc_eval(in, &m->log, &log) || !(log->kind == SPT_SEQ || (spt_is_fun(log) && log->n == 0)))
+	spt_val *log = o->states;
+	if (!m->lines && (mc_eval(in, &m->log, &log) || !(log->kind == SPT_SEQ || (spt_is_fun(log) && log->n == 0))))
 		return;
 	t->log_len = log->n;
 	if (t->line >= 1 && t->line <= t->log_len)
@@ -95,7 +146,7 @@ static void trace_outcome(struct mc_priv *p, struct mc_result *r)
 	if (t->line < 1 || t->line > t->log_len || !fp || (r->verdict != MC_OK && r->verdict != MC_TEMPORAL))
 		return; /* matched to the end, or another error is the story */
 	char why[512];
-	if (!r->n_trace || line_of(m, r->trace[r->n_trace - 1].vals) != t->line) {
+	if (!r->n_trace || line_of(m, r->trace[r->n_trace - 1].vals, r->n_trace) != t->line) {
 		/* The behaviour shown is one to the furthest line (the search's own error, if any,
 		 * stopped elsewhere). */
 		r->n_trace = 0;
@@ -111,6 +162,12 @@ static void trace_outcome(struct mc_priv *p, struct mc_result *r)
 	if (!r->n_trace)
 		return;
 	w0->run.level = (int64_t)r->n_trace;
+	if (m->lines) {
+		if (mc_trace_closest(S, r->trace[r->n_trace - 1].vals, &m->lines[t->line - 1], t, why, sizeof(why)) &&
+		    !r->warnings[0])
+			snprintf(r->warnings, sizeof(r->warnings), "diagnosing state %" PRId64 " failed: %s", t->line, why);
+		return;
+	}
 	if (mc_trace_diagnose(S, r->trace[r->n_trace - 1].vals, &t->closest, why, sizeof(why)) && !r->warnings[0])
 		snprintf(r->warnings, sizeof(r->warnings), "diagnosing line %" PRId64 " failed: %s", t->line, why);
 }
@@ -139,6 +196,8 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 			 o->spec_path);
 		return -EINVAL;
 	}
+	if (o->states && (rc = trace_lines(m, o, err)))
+		return rc;
 	r->vars = m->vars;
 	r->n_vars = m->n_vars;
 	if (checker_warnings(m->ck))
@@ -209,7 +268,7 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 	}
 	if (!S->failed && r->verdict == MC_OK && (rc = postconditions(S, r, err)))
 		return rc;
-	trace_outcome(p, r);
+	trace_outcome(p, o, r);
 	r->seconds = search_now() - t0;
 	return 0;
 }

@@ -40,6 +40,16 @@ struct mc_opts {
 	void *progress_arg;
 	uint64_t max_states;    /* stop with an error past this many distinct states (0: no limit) */
 	bool trace_spec;        /* a trace spec: its log cursor must be found (mc_result.trace) */
+	/* Whole-trace validation of a state trace: states[k] (a record of some of the spec's
+	 * variables) must hold in the (k + 1)-th state of a behaviour; the rest is searched. */
+	spt_val *states;
+	const char *states_name;
+};
+
+/* A variable in which a state differs from the trace's. */
+struct mc_diff {
+	const char *var;
+	char expected[256], reached[256];
 };
 
 /* A trace spec's outcome (docs/trace-specs.md): how far into the log its behaviours got. */
@@ -53,6 +63,10 @@ struct mc_trace_outcome {
 	spt_val *entry;         /* the log's entry at that line (NULL past the end) */
 	struct en_diag closest; /* why no successor of the behaviour's last state matched that line
 				 * (depth -1: not diagnosed) */
+	/* --states: the successor of that state closest to the trace's state (fewest variables
+	 * differ; n_diffs -1: it has no successor at all). */
+	int n_diffs;
+	struct mc_diff diffs[8];
 };
 
 /* One state of a counterexample. */

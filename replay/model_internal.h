@@ -54,6 +54,13 @@ struct mc_model {
 	 * cursor_offset: what to add to v's value to get the line it stands for (1 for v < Len(L),
 	 * where v counts the lines matched). */
 	struct live *live;             /* liveness properties (liveness.h), or NULL */
+	/* --states: each state of the trace as (variable, value) pairs. */
+	struct mc_line {
+		uint32_t n;
+		uint32_t *var;
+		spt_val **val;
+	} *lines;
+	uint32_t n_lines;
 	int cursor;
 	int cursor_offset;
 	struct mc_formula log;

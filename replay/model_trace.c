@@ -4,6 +4,7 @@
  * themselves are found again by enumerating Init and then each state's successors for the one
  * with the next fingerprint on the path (the search kept no state it had expanded).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,73 @@ int mc_trace_diagnose(struct search *S, spt_val **state, struct en_diag *d, char
 	int rc = fr ? enumerate(in, (struct ctx){ fr, NULL, false }, S->m->next.e, ignore, NULL) : EVAL_ERR;
 	in->diag = NULL;
 	in->track_actions = false;
+	in->cur = w->own_cur;
+	if (rc == EVAL_ERR) {
+		snprintf(why, why_size, "%s", in->ev.err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+struct closest {
+	const struct mc_line *line;
+	struct mc_trace_outcome *t;
+	int best;
+};
+
+static void show_value(char *buf, size_t size, spt_val *v)
+{
+	FILE *f = fmemopen(buf, size, "w");
+	if (!f) {
+		buf[0] = '\0';
+		return;
+	}
+	setvbuf(f, NULL, _IONBF, 0);
+	spt_value_print(f, v);
+	long n = ftell(f);
+	fclose(f);
+	buf[size - 1] = '\0';
+	if (n >= (long)size - 1 && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+}
+
+static int closer(struct interp *in, void *arg)
+{
+	struct closest *c = arg;
+	int n = 0;
+	for (uint32_t i = 0; i < c->line->n; i++)
+		n += !search_trace_value_eq(c->line->val[i], in->next[c->line->var[i]]);
+	if (c->best >= 0 && n >= c->best)
+		return 0;
+	c->best = n;
+	struct mc_trace_outcome *t = c->t;
+	t->n_diffs = 0;
+	for (uint32_t i = 0; i < c->line->n && t->n_diffs < 8; i++) {
+		spt_val *got = in->next[c->line->var[i]];
+		if (search_trace_value_eq(c->line->val[i], got))
+			continue;
+		struct mc_diff *d = &t->diffs[t->n_diffs++];
+		d->var = in->vars[c->line->var[i]];
+		show_value(d->expected, sizeof(d->expected), c->line->val[i]);
+		show_value(d->reached, sizeof(d->reached), got);
+	}
+	return 0;
+}
+
+int mc_trace_closest(struct search *S, spt_val **state, const struct mc_line *line, struct mc_trace_outcome *t,
+		     char *why, size_t why_size)
+{
+	struct worker *w = &S->w[0];
+	struct interp *in = &w->in;
+	struct closest c = { line, t, -1 };
+	t->n_diffs = -1;
+	spt_arena_reset(&w->scratch);
+	in->ev.arena = &w->scratch;
+	ev_clear_error(&in->ev);
+	in->cur = state;
+	memset(in->next, 0, S->m->n_vars * sizeof(*in->next));
+	struct frame *fr = frame_new(in, S->m->next.owner, NULL, NULL);
+	int rc = fr ? enumerate(in, (struct ctx){ fr, NULL, false }, S->m->next.e, closer, &c) : EVAL_ERR;
 	in->cur = w->own_cur;
 	if (rc == EVAL_ERR) {
 		snprintf(why, why_size, "%s", in->ev.err.msg);

@@ -12,4 +12,9 @@ int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, c
  * deepest false guard), depth -1 when none was false. -1 with why when evaluating failed. */
 int mc_trace_diagnose(struct search *S, spt_val **state, struct en_diag *d, char *why, size_t why_size);
 
+/* --states: the successor of state closest to the trace's state line (fewest of its variables
+ * differ), into t's diffs (n_diffs -1: no successor). -1 with why when evaluating failed. */
+int mc_trace_closest(struct search *S, spt_val **state, const struct mc_line *line, struct mc_trace_outcome *t,
+		     char *why, size_t why_size);
+
 #endif

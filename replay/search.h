@@ -98,5 +98,9 @@ int search_fingerprint(struct worker *w, spt_val **vals, uint64_t *fp);
 /* Evaluates f with cur as the current state and nxt (or nothing) as the next one. */
 int search_eval_on(struct worker *w, const struct mc_formula *f, spt_val **cur, spt_val **nxt, bool *b);
 double search_now(void);
+/* A trace state's value against a reached one: equal, or a JSON array given for a set. */
+bool search_trace_value_eq(spt_val *expected, spt_val *reached);
+/* Whether a state reached at level (1: initial) agrees with the trace's state there. */
+bool search_on_trace(const struct mc_model *m, uint64_t level, spt_val *const *vals);
 
 #endif

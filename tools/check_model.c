@@ -92,10 +92,30 @@ static char *source_at(struct src_pos pos, char *buf, size_t size)
 	return s;
 }
 
-static void print_trace_text(const struct mc_result *r)
+static void print_trace_text(const struct mc_result *r, const struct check_model_opts *o)
 {
 	const struct mc_trace_outcome *t = &r->trace_spec;
 	FILE *f = stdout;
+	if (o->states) {
+		if (trace_accepted(r))
+			fprintf(f, "accepted: a behaviour goes through all %" PRId64 " states of %s (%" PRIu64 " at the end)\n",
+				t->log_len, t->log, t->frontier);
+		else if (r->verdict != MC_OK)
+			fprintf(f, "rejected: the error above, in state %" PRId64 " of %s\n", t->error_line - 1, t->log);
+		else
+			fprintf(f, "rejected at state %" PRId64 " of %" PRId64 " of %s: no successor of the %" PRIu64
+				" state%s that matched state %" PRId64 " matches it\n",
+				t->line, t->log_len, t->log, t->frontier, t->frontier == 1 ? "" : "s", t->line - 1);
+		if (t->n_diffs > 0) {
+			fprintf(f, "  closest successor differs in %d variable%s:\n", t->n_diffs, t->n_diffs == 1 ? "" : "s");
+			for (int i = 0; i < t->n_diffs; i++)
+				fprintf(f, "    %-10s expected %s\n    %-10s reached  %s\n", t->diffs[i].var, t->diffs[i].expected, "",
+					t->diffs[i].reached);
+		} else if (t->n_diffs < 0 && !trace_accepted(r) && r->verdict == MC_OK && t->line > 1) {
+			fprintf(f, "  the state that matched state %" PRId64 " has no successor\n", t->line - 1);
+		}
+		return;
+	}
 	if (trace_accepted(r)) {
 		fprintf(f, "accepted: a behaviour matches all %" PRId64 " lines of %s (%" PRIu64 " state%s at the end)\n",
 			t->log_len, t->log, t->frontier, t->frontier == 1 ? "" : "s");
@@ -155,7 +175,7 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 	}
 	if (r->n_trace) {
 		/* A trace spec's behaviour is as long as its log: its last state says enough. */
-		uint32_t from = o->trace_spec && r->n_trace > 1 ? r->n_trace - 1 : 0;
+		uint32_t from = (o->trace_spec || o->states) && r->n_trace > 1 ? r->n_trace - 1 : 0;
 		if (from && r->verdict == MC_OK)
 			fprintf(f, "A behaviour to the furthest log line; its last state (its %u states are in --json's trace):\n",
 				r->n_trace);
@@ -177,7 +197,7 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 			fputc('\n', f);
 		}
 	}
-	if (r->verdict == MC_OK && !o->trace_spec)
+	if (r->verdict == MC_OK && !o->trace_spec && !o->states)
 		fprintf(f, "Model checking completed. No error has been found.\n");
 	if (r->verdict != MC_ASSUMPTION) {
 		fprintf(f, "%" PRIu64 " states generated, %" PRIu64 " distinct states found, %" PRIu64 " states left on queue.\n",
@@ -189,8 +209,8 @@ static void print_text(const struct mc_result *r, const struct check_model_opts 
 	}
 	fprintf(f, "Finished in %.2f s (%u worker%s, %.0f distinct states/s).\n", r->seconds, o->workers,
 		o->workers == 1 ? "" : "s", r->seconds > 0 ? (double)r->distinct / r->seconds : 0);
-	if (o->trace_spec)
-		print_trace_text(r);
+	if (o->trace_spec || o->states)
+		print_trace_text(r, o);
 }
 
 static void json_value(struct spt_buf *b, spt_val *v)
@@ -259,7 +279,7 @@ static void print_json(const struct mc_result *r, const struct check_model_opts 
 		spt_buf_putc(&b, ']');
 	}
 	const struct mc_trace_outcome *t = &r->trace_spec;
-	if (o->trace_spec) {
+	if (o->trace_spec || o->states) {
 		spt_buf_printf(&b, ",\"trace_spec\":{\"verdict\":\"%s\",\"cursor\":", trace_accepted(r) ? "accepted" : "rejected");
 		spt_buf_json_str(&b, t->cursor, strlen(t->cursor));
 		spt_buf_puts(&b, ",\"log\":");
@@ -271,6 +291,19 @@ static void print_json(const struct mc_result *r, const struct check_model_opts 
 		if (t->entry) {
 			spt_buf_puts(&b, ",\"entry\":");
 			json_value(&b, t->entry);
+		}
+		if (t->n_diffs >= 0) {
+			spt_buf_puts(&b, ",\"differs\":[");
+			for (int i = 0; i < t->n_diffs; i++) {
+				spt_buf_puts(&b, i ? ",{\"var\":" : "{\"var\":");
+				spt_buf_json_str(&b, t->diffs[i].var, strlen(t->diffs[i].var));
+				spt_buf_puts(&b, ",\"expected\":");
+				spt_buf_json_str(&b, t->diffs[i].expected, strlen(t->diffs[i].expected));
+				spt_buf_puts(&b, ",\"reached\":");
+				spt_buf_json_str(&b, t->diffs[i].reached, strlen(t->diffs[i].reached));
+				spt_buf_putc(&b, '}');
+			}
+			spt_buf_putc(&b, ']');
 		}
 		const struct en_diag *d = &t->closest;
 		if (d->depth >= 0) {
@@ -308,19 +341,63 @@ static void print_json(const struct mc_result *r, const struct check_model_opts 
 	spt_buf_free(&b);
 }
 
+/* A JSON array of states (objects of variables), as TLC's -loadTrace json reads one. */
+static int read_states(struct cli *c, const char *path, struct spt_arena *a, spt_val **out)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return cli_fail(c, "cannot open the state trace %s: %s", path, strerror(errno));
+	char *text = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n + 65536 > cap) {
+			char *nt = realloc(text, cap = cap ? cap * 2 : 1 << 20);
+			if (!nt) {
+				free(text);
+				fclose(f);
+				return cli_fail(c, "out of memory reading %s", path);
+			}
+			text = nt;
+		}
+		size_t got = fread(text + n, 1, cap - n, f);
+		n += got;
+		if (!got)
+			break;
+	}
+	fclose(f);
+	struct spt_json_error je;
+	memset(&je, 0, sizeof(je));
+	int rc = spt_json_parse(a, text, n, 0, out, &je);
+	if (rc) {
+		spt_json_locate(text, n, &je);
+		free(text);
+		return cli_fail(c, "%s:%u:%u: %s", path, je.line, je.col, rc == -ENOMEM ? "out of memory" : je.msg);
+	}
+	free(text);
+	return 0;
+}
+
 int check_model(struct cli *c, const struct check_model_opts *o)
 {
+	struct spt_arena states_arena;
+	spt_arena_init(&states_arena);
+	spt_val *states = NULL;
+	if (o->states) {
+		int src = read_states(c, o->states, &states_arena, &states);
+		if (src) {
+			spt_arena_fini(&states_arena);
+			return src;
+		}
+	}
 	struct mc_opts mo = { o->spec, o->cfg, o->workers, o->no_deadlock ? 0 : -1, o->no_memo, progress, c, o->max_states,
-			      o->trace_spec };
+			      o->trace_spec, states, o->states };
 	struct mc_result r;
 	struct check_error err;
-	int rc = mc_run(&mo, &r, &err);
+	int rc = mc_run(&mo, &r, &err), code;
 	cli_progress_done(c);
 	if (rc) {
-		mc_result_free(&r);
-		if (rc == -ENOTSUP)
-			return cli_fail(c, "unsupported: %s", err.msg);
-		return cli_fail(c, "%s", err.msg);
+		code = rc == -ENOTSUP ? cli_fail(c, "unsupported: %s", err.msg) : cli_fail(c, "%s", err.msg);
+		goto out;
 	}
 	if (r.warnings[0] && !c->json)
 		cli_warn(c, "%s", r.warnings);
@@ -329,9 +406,11 @@ int check_model(struct cli *c, const struct check_model_opts *o)
 	else
 		print_text(&r, o);
 	fflush(stdout);
-	int code = exit_code(r.verdict);
-	if (o->trace_spec && r.verdict == MC_OK && !trace_accepted(&r))
+	code = exit_code(r.verdict);
+	if ((o->trace_spec || o->states) && r.verdict == MC_OK && !trace_accepted(&r))
 		code = 12; /* the search ended before the log did */
+out:
 	mc_result_free(&r);
+	spt_arena_fini(&states_arena);
 	return code;
 }

@@ -14,6 +14,7 @@ struct check_model_opts {
 	bool no_memo;
 	uint64_t max_states; /* 0: no limit */
 	bool trace_spec;    /* --trace-spec: verdict accepted / rejected at log line N */
+	const char *states; /* --states: a JSON array of (partial) states, one per step */
 };
 
 int check_model(struct cli *c, const struct check_model_opts *o);

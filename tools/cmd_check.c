@@ -21,6 +21,7 @@ static const char usage[] =
 	"       spectap check --spec S.tla [--cfg S.cfg] --map M.tla FILE.spt [--json]\n"
 	"       spectap check --model S.tla [--cfg S.cfg] [--workers N] [--no-deadlock] [--json]\n"
 	"       spectap check --trace-spec T.tla [--cfg T.cfg] [--json]   (log named by T's environment)\n"
+	"       spectap check --whole --spec S.tla [--cfg S.cfg] --states T.json [--json]\n"
 	"\n"
 	"Transition Validation: for every window of W (one JSON object per line with\n"
 	"pre_state, post_state, and optionally window_id, action, params, input), decides whether\n"
@@ -62,6 +63,12 @@ static const char usage[] =
 	"                   rejected at log line N, with the log entry, the number of states that\n"
 	"                   matched line N - 1, and the closest miss (the action, the false\n"
 	"                   conjunct, both sides of it) from a behaviour to line N (docs/model.md)\n"
+	"  --whole --states T.json  whole-trace validation of a state trace, as TLC's -loadTrace\n"
+	"                   json: T is a JSON array of objects, the k-th giving some of the spec's\n"
+	"                   variables in the k-th state of a behaviour (values as the Json module\n"
+	"                   reads them; an array stands for a set where the spec has one); the\n"
+	"                   variables it leaves out are searched. Verdict as --trace-spec's, with\n"
+	"                   the variables in which the closest successor differs\n"
 	"  --workers N      threads searching (default 1)\n"
 	"  --no-deadlock    a state without successors is no error (TLC's -deadlock)\n"
 	"  --max-states N   stop with an error past N distinct states\n"
@@ -76,7 +83,7 @@ static const char usage[] =
 	"a window could not be read or evaluated (the message names the file, line and column).\n"
 	"With --model, TLC's: 0 no error, 10 an assumption is false, 11 deadlock, 12 an\n"
 	"invariant or property is violated, 1 an evaluation error or an unsupported construct.\n"
-	"With --trace-spec: 0 accepted, 12 rejected (or another of --model's codes).\n";
+	"With --trace-spec and --states: 0 accepted, 12 rejected (or another of --model's codes).\n";
 
 static char *window_id(spt_val *w, uint64_t line)
 {
@@ -292,7 +299,8 @@ int cmd_check(int argc, char **argv)
 {
 	struct cli c = { .cmd = "check", .usage = usage };
 	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL, *model = NULL;
-	const char *trace_spec = NULL;
+	const char *trace_spec = NULL, *states = NULL;
+	bool whole = false;
 	uint64_t max_failures = 10, jobs = 1, workers = 1, max_states = 0;
 	bool no_memo = false, no_deadlock = false;
 	static const struct option longopts[] = {
@@ -303,6 +311,7 @@ int cmd_check(int argc, char **argv)
 		{ "no-cache", no_argument, NULL, 'N' },     { "model", required_argument, NULL, 'O' },
 		{ "workers", required_argument, NULL, 'W' }, { "no-deadlock", no_argument, NULL, 'D' },
 		{ "max-states", required_argument, NULL, 'S' }, { "trace-spec", required_argument, NULL, 'T' },
+		{ "states", required_argument, NULL, 'X' },  { "whole", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -327,6 +336,8 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'O': model = optarg; break;
 		case 'T': trace_spec = optarg; break;
+		case 'X': states = optarg; break;
+		case 'H': whole = true; break;
 		case 'W':
 			if (!cli_parse_u64(&c, "--workers", optarg, &workers))
 				return CLI_USAGE;
@@ -343,6 +354,15 @@ int cmd_check(int argc, char **argv)
 		case 'j': break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
+	}
+	if (whole && !states)
+		return cli_usage_error(&c, "--whole checks a state trace: --whole --spec S.tla --states T.json (a trace "
+				       "through a mapping, --whole --map, is not implemented yet)");
+	if (states) {
+		if (!spec || model || trace_spec || windows || map || action || optind != argc)
+			return cli_usage_error(&c, "--states T.json takes --spec S.tla [--cfg S.cfg] [--workers N]");
+		struct check_model_opts mo = { spec, cfg, (unsigned)workers, true, no_memo, max_states, false, states };
+		return check_model(&c, &mo);
 	}
 	if (model && trace_spec)
 		return cli_usage_error(&c, "--model and --trace-spec: give one (a trace spec is checked as a model with a log)");

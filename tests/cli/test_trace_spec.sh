@@ -40,6 +40,26 @@ check_contains "no cursor: the error says what a trace spec needs" "$T/e" "no lo
 run_status 2 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --model $D/Relay.tla
 check_contains "--model and --trace-spec together are a usage error" "$T/e" "give one"
 
+# Whole-trace validation of a state trace (--whole --states), the spec unchanged: the trace
+# gives sent and got, never net (hidden, searched); a JSON array stands for a set.
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --whole --spec $D/Relay.tla --states $D/states-good.json
+check_contains "a state trace some behaviour goes through is accepted" "$T/o" \
+	"accepted: a behaviour goes through all 6 states of $D/states-good.json"
+# State 5 says message 3 arrived, which was never sent.
+run_status 12 "$T/j" "$T/e" "$SPECTAP" check --whole --spec $D/Relay.tla --states $D/states-bad.json --json
+check_eq "states: rejected at state 5, one state matched state 4" "rejected 5 1" \
+	"$(jq -r '.trace_spec | "\(.verdict) \(.line) \(.frontier)"' "$T/j")"
+check_eq "states: the closest successor's differing variable" "got <<1, 3>> {1, 2}" \
+	"$(jq -r '.trace_spec.differs[0] | "\(.var) \(.expected) \(.reached)"' "$T/j")"
+echo '[{"snt":0}]' >"$T/typo.json"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --whole --spec $D/Relay.tla --states "$T/typo.json"
+check_contains "states: a field that names no variable is an error" "$T/e" "state 1: snt is not a variable of the spec"
+printf '[{"sent":0},\n' >"$T/cut.json"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --whole --spec $D/Relay.tla --states "$T/cut.json"
+check_contains "states: a broken file is an error with its position" "$T/e" "cut.json:2:1:"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" check --whole --spec $D/Relay.tla
+check_contains "states: --whole without --states is a usage error" "$T/e" "--whole checks a state trace"
+
 # etcd-io/raft's own trace validation on its example log (the corpus), unchanged, when a
 # checkout of its tla/ directory is given (ETCD_RAFT_TLA) and the corpus is beside this clone.
 if [ -z "${ETCD_RAFT_TLA:-}" ] || [ ! -f "${ETCD_RAFT_TLA:-}/Traceetcdraft.tla" ]; then
