@@ -381,8 +381,8 @@ int check_model(struct cli *c, const struct check_model_opts *o)
 {
 	struct spt_arena states_arena;
 	spt_arena_init(&states_arena);
-	spt_val *states = NULL;
-	if (o->states) {
+	spt_val *states = o->states_val;
+	if (o->states && !states) {
 		int src = read_states(c, o->states, &states_arena, &states);
 		if (src) {
 			spt_arena_fini(&states_arena);

@@ -22,6 +22,7 @@ static const char usage[] =
 	"       spectap check --model S.tla [--cfg S.cfg] [--workers N] [--no-deadlock] [--json]\n"
 	"       spectap check --trace-spec T.tla [--cfg T.cfg] [--json]   (log named by T's environment)\n"
 	"       spectap check --whole --spec S.tla [--cfg S.cfg] --states T.json [--json]\n"
+	"       spectap check --whole --spec S.tla [--cfg S.cfg] --map M.tla FILE.spt [--json]\n"
 	"\n"
 	"Transition Validation: for every window of W (one JSON object per line with\n"
 	"pre_state, post_state, and optionally window_id, action, params, input), decides whether\n"
@@ -69,6 +70,9 @@ static const char usage[] =
 	"                   reads them; an array stands for a set where the spec has one); the\n"
 	"                   variables it leaves out are searched. Verdict as --trace-spec's, with\n"
 	"                   the variables in which the closest successor differs\n"
+	"  --whole --map M.tla FILE.spt  the same for a trace: M's windows, in the order they\n"
+	"                   end, give the states (the first pre-state, then each post-state);\n"
+	"                   the variables M does not give are searched\n"
 	"  --workers N      threads searching (default 1)\n"
 	"  --no-deadlock    a state without successors is no error (TLC's -deadlock)\n"
 	"  --max-states N   stop with an error past N distinct states\n"
@@ -355,13 +359,19 @@ int cmd_check(int argc, char **argv)
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
+	if (whole && map && !windows) {
+		if (!spec || states || model || trace_spec || action || optind + 1 != argc)
+			return cli_usage_error(&c, "--whole --map M.tla takes --spec S.tla [--cfg S.cfg] and one FILE.spt");
+		struct check_model_opts mo = { spec, cfg, (unsigned)workers, true, no_memo, max_states, false, NULL, NULL };
+		return check_whole_map(&c, &mo, map, argv[optind]);
+	}
 	if (whole && !states)
-		return cli_usage_error(&c, "--whole checks a state trace: --whole --spec S.tla --states T.json (a trace "
-				       "through a mapping, --whole --map, is not implemented yet)");
+		return cli_usage_error(&c, "--whole checks a trace as one behaviour: --whole --spec S.tla --states T.json, "
+				       "or --whole --spec S.tla --map M.tla FILE.spt");
 	if (states) {
 		if (!spec || model || trace_spec || windows || map || action || optind != argc)
 			return cli_usage_error(&c, "--states T.json takes --spec S.tla [--cfg S.cfg] [--workers N]");
-		struct check_model_opts mo = { spec, cfg, (unsigned)workers, true, no_memo, max_states, false, states };
+		struct check_model_opts mo = { spec, cfg, (unsigned)workers, true, no_memo, max_states, false, states, NULL };
 		return check_model(&c, &mo);
 	}
 	if (model && trace_spec)
@@ -371,7 +381,7 @@ int cmd_check(int argc, char **argv)
 			return cli_usage_error(&c, "%s S.tla takes only --cfg, --workers, --no-deadlock, --max-states",
 					       model ? "--model" : "--trace-spec");
 		struct check_model_opts mo = { model ? model : trace_spec, cfg, (unsigned)workers, no_deadlock, no_memo,
-					       max_states, trace_spec != NULL };
+					       max_states, trace_spec != NULL, NULL, NULL };
 		return check_model(&c, &mo);
 	}
 	if (map && !windows) {
