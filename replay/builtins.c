@@ -183,6 +183,10 @@ const struct builtin builtins[] = {
 	{ "TLCExt", "TLCModelValue", 1, bi_tlc_model_value },
 	{ "TLCExt", "AssertEq", 2, bi_assert_eq, 0, true },
 	{ "TLCExt", "TLCNoOp", 1, bi_tlc_noop },
+	{ "TLCExt", "Trace", 0, NULL, 0, true, 0, NULL,
+	  "TLCExt's Trace (the behaviour up to this state) is not implemented: a spec that evaluates it is not checked" },
+	{ "TLCExt", "AssertError", 2, NULL, 0, true, 0, NULL, "TLCExt's AssertError is not implemented" },
+	{ "TLCExt", "TLCDefer", 1, NULL, 0, true, 0, NULL, "TLCExt's TLCDefer is not implemented" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -11,7 +11,7 @@
 #include "hoist.h"
 #include "interp.h"
 
-#define MAX_ENUM 1000000u /* largest set built to enumerate [S -> T] and friends */
+#define MAX_ENUM 8000000u /* largest set built to enumerate [S -> T] and friends */
 #define MAX_DEPTH 100000 /* nesting of eval calls; the stack guard below usually stops first */
 #define MEMO_LIMIT ((size_t)32 << 20)
 
@@ -436,6 +436,12 @@ static bool infinite_set(struct ctx c, const struct ast *set, int depth)
 	if (set->kind == A_NAME && set->ref == REF_BUILTIN) {
 		switch (set->r.bi->code) {
 		case BI_SEQSET: return true;
+		case BI_PLAIN:
+			if (set->n == 1 && set->a[0]->kind == A_SET && !strcmp(set->r.bi->name, "UNION"))
+				for (uint32_t i = 0; i < set->a[0]->n; i++)
+					if (infinite_set(c, set->a[0]->a[i], depth + 1))
+						return true;
+			return false;
 		case BI_SUBSET: return set->n == 1 && infinite_set(c, set->a[0], depth + 1);
 		case BI_CUP: return set->n == 2 && (infinite_set(c, set->a[0], depth + 1) || infinite_set(c, set->a[1], depth + 1));
 		case BI_CAP:
@@ -732,6 +738,15 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 		if (eval_member(in, sc, x, set->a[1], &b))
 			return EVAL_ERR;
 		*out = code == BI_SETMINUS ? !b : b;
+		return 0;
+	}
+	if (set->kind == A_NAME && set->ref == REF_BUILTIN && set->n == 1 && set->a[0]->kind == A_SET &&
+	    !strcmp(set->r.bi->name, "UNION")) {
+		/* x \in UNION {S, T}: x \in S \/ x \in T (S or T may be infinite). */
+		*out = false;
+		for (uint32_t i = 0; i < set->a[0]->n && !*out; i++)
+			if (eval_member(in, sc, x, set->a[0]->a[i], out))
+				return EVAL_ERR;
 		return 0;
 	}
 	if (set->kind == A_FILTER && set->n_bounds == 1 && sc.f && !set->bounds[0].tuple && set->bounds[0].n_names == 1) {

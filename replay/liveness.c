@@ -159,7 +159,7 @@ static int add_check(struct mc_model *m, const struct lctx *c, const char *name,
 	if (!nc)
 		return fail(err, -ENOMEM, "out of memory");
 	L->checks = nc;
-	L->checks[L->n_checks++] = (struct live_check){ name, at->pos, kind, p, q, step, en, c->guard, c->guard_neg };
+	L->checks[L->n_checks++] = (struct live_check){ name, at->pos, kind, p, q, step, en, 0, 0, c->guard, c->guard_neg };
 	return 0;
 }
 
@@ -314,10 +314,64 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 		int rc = walk(m, name, &then, e->a[1], mode, depth + 1, err);
 		return rc ? rc : walk(m, name, &other, e->a[2], mode, depth + 1, err);
 	}
-	if (c->guard >= 0 && (state_level(e) || (is_temporal(e, T_ALWAYS, 1) && (state_level(e->a[0]) ||
-							      e->a[0]->kind == A_STUTTER))))
-		return fail(err, -ENOTSUP, "%s:%u:%u: the property %s has a safety part under IF: spectap does not check it",
+	/* []A => <>B: a fair behaviour in A /\ ~B from an initial state (LK_EVENTUALLY staying in A). */
+	if (e->kind == A_NAME && e->ref == REF_BUILTIN && e->r.bi->code == BI_IMPLIES && e->n == 2 &&
+	    is_temporal(e->a[0], T_ALWAYS, 1) && state_level(e->a[0]->a[0]) && is_temporal(e->a[1], T_EVENTUALLY, 1) &&
+	    state_level(e->a[1]->a[0])) {
+		int stay = atom(m, &L->state_atoms, name, c, e->a[0]->a[0], err);
+		if (stay < 0 || (p = atom(m, &L->state_atoms, name, c, e->a[1]->a[0], err)) < 0)
+			return -ENOTSUP;
+		return add_check(m, c, name, e, LK_EVENTUALLY, p, stay, -1, -1, err);
+	}
+	/* c => F, c a state predicate: IF c THEN F ELSE TRUE. */
+	if (e->kind == A_NAME && e->ref == REF_BUILTIN && e->r.bi->code == BI_IMPLIES && e->n == 2 &&
+	    e->level == L_TEMPORAL && state_level(e->a[0]) && c->guard < 0) {
+		int g = atom(m, &L->state_atoms, name, c, e->a[0], err);
+		if (g < 0)
+			return g;
+		struct lctx then = *c;
+		then.guard = g;
+		return walk(m, name, &then, e->a[1], mode, depth + 1, err);
+	}
+	if (c->guard >= 0 && is_temporal(e, T_ALWAYS, 1) && state_level(e->a[0])) {
+		/* c => []P: P in every state reachable from the initial states in c */
+		if ((p = atom(m, &L->state_atoms, name, c, e->a[0], err)) < 0)
+			return p;
+		return add_check(m, c, name, e, LK_INVARIANT, p, -1, -1, -1, err);
+	}
+	if (c->guard >= 0 && (state_level(e) || (is_temporal(e, T_ALWAYS, 1) && e->a[0]->kind == A_STUTTER)))
+		return fail(err, -ENOTSUP, "%s:%u:%u: the property %s has a safety part under IF or =>: spectap does not check it",
 			    e->pos.file, e->pos.line, e->pos.col, name);
+	/* []<>X1 \/ []<>X2 \/ ...: X a state predicate or an action */
+	if (e->kind == A_OR && e->level == L_TEMPORAL) {
+		uint64_t fmask = 0, emask = 0;
+		bool all = e->n > 0;
+		for (uint32_t i = 0; i < e->n && all; i++) {
+			const struct ast *d = e->a[i];
+			all = is_temporal(d, T_ALWAYS, 1) && is_temporal(d->a[0], T_EVENTUALLY, 1) &&
+			      d->a[0]->a[0]->level <= L_ACTION &&
+			      (d->a[0]->a[0]->kind != A_UNSUPPORTED || d->a[0]->a[0]->num == T_ENABLED);
+		}
+		if (all) {
+			for (uint32_t i = 0; i < e->n; i++) {
+				const struct ast *x = e->a[i]->a[0]->a[0];
+				bool action = x->level == L_ACTION;
+				int a = atom(m, action ? &L->action_atoms : &L->state_atoms, name, c, x, err);
+				if (a < 0)
+					return a;
+				if (action)
+					emask |= 1ull << a;
+				else
+					fmask |= 1ull << a;
+			}
+			int rc = add_check(m, c, name, e, LK_GF, -1, -1, -1, -1, err);
+			if (!rc) {
+				L->checks[L->n_checks - 1].fmask = fmask;
+				L->checks[L->n_checks - 1].emask = emask;
+			}
+			return rc;
+		}
+	}
 	/* Safety parts under \A or a definition with parameters. */
 	if (state_level(e)) {
 		if (formula(m, name, c, e, &f) || push(&m->init_props, &f) < 0)
@@ -355,6 +409,16 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 			if ((p = atom(m, &L->state_atoms, name, c, x->a[0], err)) < 0)
 				return p;
 			return add_check(m, c, name, e, LK_ALWAYS_EVENTUALLY, p, -1, -1, -1, err);
+		}
+		if (is_temporal(x, T_EVENTUALLY, 1) && x->a[0]->level == L_ACTION && x->a[0]->kind != A_UNSUPPORTED) {
+			/* []<><<A>>_v: a fair cycle without an A step */
+			int a = atom(m, &L->action_atoms, name, c, x->a[0], err);
+			if (a < 0)
+				return a;
+			int rc = add_check(m, c, name, e, LK_GF, -1, -1, -1, -1, err);
+			if (!rc)
+				L->checks[L->n_checks - 1].emask = 1ull << a;
+			return rc;
 		}
 		if (x->kind == A_NAME && x->ref == REF_BUILTIN && x->r.bi->code == BI_IMPLIES && x->n == 2 &&
 		    state_level(x->a[0]) && is_temporal(x->a[1], T_EVENTUALLY, 1) && state_level(x->a[1]->a[0])) {
@@ -792,7 +856,7 @@ int live_decide(struct live *L, uint32_t *check, uint32_t *node)
 		for (uint32_t v = 0; v < L->n_nodes; v++) {
 			uint64_t b = L->sbits[v];
 			switch (k->kind) {
-			case LK_EVENTUALLY: in[v] = !bit(b, k->p); break;
+			case LK_EVENTUALLY: in[v] = !bit(b, k->p) && (k->q < 0 || bit(b, k->q)); break;
 			case LK_ALWAYS_EVENTUALLY: in[v] = !bit(b, k->p); break;
 			case LK_EVENTUALLY_ALWAYS: in[v] = 1; break;
 			case LK_LEADSTO:
@@ -801,6 +865,8 @@ int live_decide(struct live *L, uint32_t *check, uint32_t *node)
 				break;
 			case LK_WF: in[v] = bit(b, k->en); break;
 			case LK_SF: in[v] = 1; break;
+			case LK_GF: in[v] = (b & k->fmask) == 0; break;
+			case LK_INVARIANT: in[v] = 1; break;
 			}
 		}
 		if (k->kind == LK_EVENTUALLY)
@@ -821,7 +887,18 @@ int live_decide(struct live *L, uint32_t *check, uint32_t *node)
 			F.excl = 1ull << k->step;
 		if (k->kind == LK_SF)
 			F.visit = k->en;
+		if (k->kind == LK_GF)
+			F.excl = k->emask;
 		uint32_t found;
+		if (k->kind == LK_INVARIANT) {
+			for (uint32_t v = 0; v < L->n_nodes && rc != 1; v++)
+				if (in[v] && !bit(L->sbits[v], k->p)) {
+					*check = c;
+					*node = v;
+					rc = 1;
+				}
+			continue;
+		}
 		int r = fair_in(&F, in, &found);
 		if (r < 0) {
 			rc = -1;

@@ -12,12 +12,16 @@
 #include "model_internal.h"
 
 enum live_kind {
-	LK_EVENTUALLY,        /* <>P: from an initial state, a fair behaviour never in P */
+	LK_EVENTUALLY,        /* <>P: from an initial state, a fair behaviour never in P (and always in
+			       * q, when q >= 0: []Q => <>P) */
 	LK_ALWAYS_EVENTUALLY, /* []<>P: a fair cycle of states not in P */
 	LK_EVENTUALLY_ALWAYS, /* <>[]P: a fair cycle through a state not in P */
 	LK_LEADSTO,           /* P ~> Q: from a P /\ ~Q state, a fair behaviour never in Q */
 	LK_WF,                /* WF_v(A): a fair cycle where <<A>>_v is always enabled, never taken */
 	LK_SF,                /* SF_v(A): a fair cycle where <<A>>_v is enabled somewhere, never taken */
+	LK_GF,                /* []<>X1 \/ []<>X2 ...: a fair cycle where each state Xi is false and no
+			       * step is an action Xi (fmask: the state atoms, emask: the action atoms) */
+	LK_INVARIANT,         /* c => []P: a state reachable from an initial state in c where P is false */
 };
 
 struct live_check {
@@ -26,6 +30,7 @@ struct live_check {
 	enum live_kind kind;
 	int p, q;             /* state atoms */
 	int step, en;         /* LK_WF, LK_SF: the action atom <<A>>_v and the state atom ENABLED <<A>>_v */
+	uint64_t fmask, emask; /* LK_GF */
 	int guard;            /* IF c THEN F ELSE G: only behaviours from initial states where the state */
 	bool guard_neg;       /* atom guard is true (false, guard_neg): -1 for all */
 };

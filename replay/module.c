@@ -391,7 +391,8 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 		uint32_t np = 0, t2 = ts_node_named_child_count(sub);
 		for (uint32_t j = 0; j < t2 && np < 3; j++) {
 			TSNode ch = ts_node_named_child(sub, j);
-			if (strcmp(ts_node_type(ch), "gets"))
+			const char *ct = ts_node_type(ch);
+			if (strcmp(ct, "gets") && strcmp(ct, "comment") && strcmp(ct, "block_comment"))
 				parts[np++] = ch;
 		}
 		if (np != 2) {

@@ -663,15 +663,28 @@ static struct ast *prefixed(struct conv *c, TSNode n)
 	uint32_t nc = kids(c, pre, &comps, NULL);
 	if (!comps)
 		return NULL;
-	if (nc != 1 || !is(comps[0], "subexpr_component"))
+	/* A!B!Op: instances of instances (each a name: Inv!2, Op!:, ... are subexpressions). */
+	char path[1024];
+	size_t used = 0;
+	for (uint32_t i = 0; i < nc; i++) {
+		if (!is(comps[i], "subexpr_component"))
+			return fail(c, n, "subexpression references (Op!1, Op!:, Op!<<) are not supported; only Instance!Operator");
+		if (kids(c, comps[i], &id, NULL) != 1 || !is(id[0], "identifier_ref"))
+			return c->failed ? NULL
+					 : fail(c, n, "subexpression references (Op!1, Op!:, Op!<<) are not supported; only Instance!Operator");
+		const char *iname = text(c, id[0]);
+		int w = snprintf(path + used, sizeof(path) - used, "%s%s", used ? "!" : "", iname);
+		if (w < 0 || (size_t)w >= sizeof(path) - used)
+			return fail(c, n, "the instance path is too long");
+		used += (size_t)w;
+	}
+	if (!nc)
 		return fail(c, n, "only Instance!Operator references are supported");
-	if (kids(c, comps[0], &id, NULL) != 1 || !is(id[0], "identifier_ref"))
-		return c->failed ? NULL : fail(c, n, "only Instance!Operator references are supported");
 	struct ast *inner = is(op, "bound_op") ? bound_op(c, op) : is(op, "identifier_ref") ? name_app(c, op, text(c, op), NULL, 0) : fail(c, op, "unsupported reference after !");
 	if (!inner)
 		return NULL;
-	/* Encoded as the name "Inst!Op". */
-	const char *iname = text(c, id[0]);
+	/* Encoded as the name "Inst!Op" ("A!B!Op" through instances of instances). */
+	const char *iname = path;
 	size_t len = strlen(iname) + strlen(inner->name) + 2;
 	char *buf = malloc(len);
 	if (!buf)

@@ -112,7 +112,9 @@ static const struct cfg_const *cfg_override(struct resolver *R, const char *name
 
 static int bind_def(struct resolver *R, struct ast *e, struct opdef *d, uint32_t nargs, const char *name)
 {
-	const struct cfg_const *o = cfg_override(R, d->name);
+	/* As TLC: the cfg overrides definitions of the root module and those it extends, not
+	 * those of an instantiated module (a model says [M] for those). */
+	const struct cfg_const *o = d->module && d->module->subst ? NULL : cfg_override(R, d->name);
 	if (o && o->value) {
 		if (d->n_params)
 			return rfail(R, e, "the cfg gives %s a value, but it takes %u arguments", name, d->n_params);
@@ -178,6 +180,15 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 						if (nargs) {
 							/* An operator parameter F(_) WITH F <- G: calls of F call G. */
 							const struct ast *to = inst->to[i];
+							if (to->kind == A_LAMBDA && to->lambda && inst->to_slots[i] == 0) {
+								/* F <- LAMBDA x, y : e: calls of F apply it */
+								if (to->lambda->n_params != nargs)
+									return rfail(R, e, "%s is substituted by a LAMBDA of %u parameters, not %u",
+										     name, to->lambda->n_params, nargs);
+								e->ref = REF_DEF;
+								e->r.def = to->lambda;
+								return 0;
+							}
 							if (to->kind != A_NAME || to->n || !to->op_ref)
 								return rfail(R, e, "%s is substituted by an expression: it takes no arguments", name);
 							if (to->ref == REF_DEF && to->r.def->n_params != nargs)
@@ -903,8 +914,9 @@ static int check_levels(struct resolver *R, struct ast *e)
 
 static int resolve_module(struct resolver *R, struct module *m)
 {
-	if (m->subst) {
-		/* WITH substitutions are expressions of the instantiating module. */
+	if (m->subst && m->subst->mod == m) {
+		/* WITH substitutions are expressions of the instantiating module (resolved once, for
+		 * the instantiated module: the modules it extends share them). */
 		struct instance *in = m->subst;
 		for (uint32_t i = 0; i < in->n; i++) {
 			struct rscope sc = { .mod = in->in };

@@ -79,6 +79,12 @@ model Strong StrongStrong 0 ok 6 4 4
 model Strong StrongWeakProp 0 ok 6 4 4
 model Strong StrongSFProp 13 liveness 6 4 4
 check_eq "StrongSFProp: SF_v(Go) as a property fails under WF" StrongGo "$(jq -r .violated "$T/out.json")"
+model Live LiveForms 0 ok 5 4 4
+model Live LiveGuarded 13 liveness 5 4 4
+check_eq "LiveGuarded: the state where x < 3 fails" '[0,1,2,3]' "$(jq -c '[.trace[].state.x]' "$T/out.json")"
+model Live LiveStutter 13 liveness 5 4 4
+model Live LiveStaying 13 liveness 5 4 4
+check_eq "LiveStaying: a behaviour that stays at 1" '[0,1]' "$(jq -c '[.trace[].state.x]' "$T/out.json")"
 
 # ASSUME: the false one is named by its position, as TLC does.
 run_status 10 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Assumes.tla" --cfg "$M/Assumes.cfg" --json

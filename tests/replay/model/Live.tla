@@ -17,4 +17,11 @@ InfinitelyOften0 == []<>(x = 0)
 OneLeadsTo3 == (x = 1) ~> (x = 3)
 Live == Reaches3 /\ InfinitelyOften0 /\ \A k \in 0..2 : (x = k) ~> (x = k + 1)
 StaysAt3 == <>[](x = 3)
+\* More forms: steps for ever (fails without fairness: a behaviour may stutter), a disjunction
+\* of []<>, c => []P (the states reachable from initial states in c), []A => <>B.
+StepsForever == []<><<Next>>_vars
+EitherOften == []<>(x = 3) \/ []<><<Inc>>_vars
+GuardedBelow4 == (x = 0) => [](x < 4)
+GuardedBelow3 == (x = 0) => [](x < 3)
+StayingBelow3Reaches2 == [](x < 3) => <>(x = 2)
 ====
