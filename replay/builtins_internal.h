@@ -54,6 +54,13 @@ spt_val *bi_to_string(struct ev *ev, spt_val *v);
 #define BI(name) \
 	int name(struct ev *ev, const struct ast *at, spt_val *const *args, uint32_t n, spt_val **out)
 
+/* builtins_bitwise.c */
+BI(bi_bit_and); BI(bi_bit_or); BI(bi_bit_xor); BI(bi_shift_r);
+
+/* builtins_graphs.c */
+BI(bi_is_undirected_graph); BI(bi_is_loop_free_undirected_graph); BI(bi_are_connected_in);
+BI(bi_connected_components); BI(bi_is_strongly_connected);
+
 /* builtins_arith.c */
 BI(bi_plus); BI(bi_minus); BI(bi_neg); BI(bi_times); BI(bi_div); BI(bi_mod); BI(bi_pow);
 BI(bi_lt); BI(bi_gt); BI(bi_le); BI(bi_ge); BI(bi_range_int);

@@ -19,7 +19,8 @@ static const struct {
 	{ "FiniteSets", "Naturals" }, { "TLC", "Sequences" }, { "SequencesExt", "Sequences" },
 	{ "FiniteSetsExt", "FiniteSets" }, { "Functions", NULL }, { "Bags", NULL },
 	{ "BagsExt", "Bags" }, { "Folds", NULL }, { "TLCExt", "TLC" }, { "Json", NULL },
-	{ "IOUtils", NULL }, { "VectorClocks", "Naturals" }, { "Randomization", NULL },
+	{ "IOUtils", NULL }, { "VectorClocks", "Naturals" }, { "Randomization", NULL }, { "UndirectedGraphs", NULL },
+	{ "Bitwise", NULL },
 	/* Modules of theorems for TLAPS: nothing TLC evaluates (proofs are not read). */
 	{ "TLAPS", NULL }, { "NaturalsInduction", NULL }, { "FiniteSetTheorems", NULL },
 	{ "FunctionTheorems", NULL }, { "SequenceTheorems", NULL }, { "WellFoundedInduction", NULL },

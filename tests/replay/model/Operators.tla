@@ -3,7 +3,8 @@
 \* worked out by hand from the module's definition (or from TLC's Java override where the two
 \* differ: the order in which folds combine, absolute indices of SelectInSubSeq). A wrong one
 \* is a false ASSUME: `spectap check --model` names its line.
-EXTENDS Integers, Sequences, SequencesExt, FiniteSets, FiniteSetsExt, Functions, Folds, Bags, BagsExt, TLC
+EXTENDS Integers, Sequences, SequencesExt, FiniteSets, FiniteSetsExt, Functions, Folds, Bags, BagsExt, TLC,
+        UndirectedGraphs, Bitwise
 
 \* Sequences, SequencesExt
 ASSUME SelectSeq(<<1, 2, 3, 4>>, LAMBDA x : x % 2 = 0) = <<2, 4>>
@@ -77,4 +78,16 @@ ASSUME -1 \in Int \cap {x \in Int : x < 0}
 ASSUME {1, 2} \subseteq Nat /\ ~({-1} \subseteq Nat)
 ASSUME [a |-> 1] \in [a : {n \in Nat : n > 0}]
 ASSUME <<1, 2>> \in Seq(Nat \ {0}) \cup {<<>>}
+ASSUME <<1, 2>> \in UNION {Seq(Nat), {<<-1>>}} /\ <<-1>> \in UNION {Seq(Nat), {<<-1>>}}
+\* Bitwise
+ASSUME (12 & 10) = 8 /\ (12 | 10) = 14 /\ (12 ^^ 10) = 6 /\ shiftR(12, 2) = 3 /\ (0 & 5) = 0
+\* UndirectedGraphs: a path 1 - 2 - 3, a loop at 3, and 4 alone
+G1 == [node |-> {1, 2, 3, 4}, edge |-> {{1, 2}, {2, 3}, {3}}]
+ASSUME IsUndirectedGraph(G1) /\ ~IsLoopFreeUndirectedGraph(G1)
+ASSUME IsLoopFreeUndirectedGraph([node |-> {1, 2}, edge |-> {{1, 2}}])
+ASSUME ~IsUndirectedGraph([node |-> {1}, edge |-> {{1, 2}}]) /\ ~IsUndirectedGraph([node |-> {1}])
+ASSUME AreConnectedIn(1, 3, G1) /\ ~AreConnectedIn(1, 4, G1) /\ AreConnectedIn(4, 4, G1)
+ASSUME ConnectedComponents(G1) = {{1, 2, 3}, {4}}
+ASSUME ~IsStronglyConnected(G1) /\ IsStronglyConnected([node |-> {1, 2}, edge |-> {{1, 2}}])
+ASSUME ~IsStronglyConnected([node |-> {}, edge |-> {}]) /\ ConnectedComponents([node |-> {}, edge |-> {}]) = {}
 ====
