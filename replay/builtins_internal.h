@@ -54,6 +54,10 @@ spt_val *bi_to_string(struct ev *ev, spt_val *v);
 #define BI(name) \
 	int name(struct ev *ev, const struct ast *at, spt_val *const *args, uint32_t n, spt_val **out)
 
+/* builtins_svg.c */
+BI(bi_svg_elem); BI(bi_svg_line); BI(bi_svg_circle); BI(bi_svg_rect); BI(bi_svg_text); BI(bi_svg_group);
+BI(bi_svg_svg);
+
 /* builtins_bitwise.c */
 BI(bi_bit_and); BI(bi_bit_or); BI(bi_bit_xor); BI(bi_shift_r);
 

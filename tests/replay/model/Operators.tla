@@ -4,7 +4,7 @@
 \* differ: the order in which folds combine, absolute indices of SelectInSubSeq). A wrong one
 \* is a false ASSUME: `spectap check --model` names its line.
 EXTENDS Integers, Sequences, SequencesExt, FiniteSets, FiniteSetsExt, Functions, Folds, Bags, BagsExt, TLC,
-        UndirectedGraphs, Bitwise
+        UndirectedGraphs, Bitwise, SVG
 
 \* Sequences, SequencesExt
 ASSUME SelectSeq(<<1, 2, 3, 4>>, LAMBDA x : x % 2 = 0) = <<2, 4>>
@@ -79,6 +79,12 @@ ASSUME {1, 2} \subseteq Nat /\ ~({-1} \subseteq Nat)
 ASSUME [a |-> 1] \in [a : {n \in Nat : n > 0}]
 ASSUME <<1, 2>> \in Seq(Nat \ {0}) \cup {<<>>}
 ASSUME <<1, 2>> \in UNION {Seq(Nat), {<<-1>>}} /\ <<-1>> \in UNION {Seq(Nat), {<<-1>>}}
+\* SVG: elements as records, their own attributes as strings first
+ASSUME Rect(1, 2, 3, 4, [fill |-> "red", x |-> "9"]) =
+         [name |-> "rect", attrs |-> [x |-> "1", y |-> "2", width |-> "3", height |-> "4", fill |-> "red"],
+          children |-> <<>>, innerText |-> ""]
+ASSUME Group(<<Text(5, 6, "hi", <<>>)>>, <<>>).children[1] =
+         [name |-> "text", attrs |-> [x |-> "5", y |-> "6"], children |-> <<>>, innerText |-> "hi"]
 \* Bitwise
 ASSUME (12 & 10) = 8 /\ (12 | 10) = 14 /\ (12 ^^ 10) = 6 /\ shiftR(12, 2) = 3 /\ (0 & 5) = 0
 \* UndirectedGraphs: a path 1 - 2 - 3, a loop at 3, and 4 alone
