@@ -621,6 +621,7 @@ int search_init(struct search *S, struct mc_model *m, const struct mc_opts *o, s
 		memcpy(w->in.const_ops, base->const_ops, nc * sizeof(*base->const_ops));
 		w->in.rewind = true; /* found() copies what it keeps */
 		w->in.no_memo = o->no_memo;
+		memo_set_constant(&w->in.memo, CHECKER_LONG_TAG, TAG_WORKER_LONG, SPEC_ARENA_TAG);
 		w->own_cur = w->in.cur;
 		w->out_min = UINT32_MAX;
 		w->pv = calloc(m->n_vars + 1, sizeof(*w->pv));

@@ -14,6 +14,22 @@ void memo_init(struct memo *m, unsigned char tag0, unsigned char tag1, size_t li
 	m->gen[0].tag = tag0;
 	m->gen[1].tag = tag1;
 	m->limit = limit;
+	spt_arena_init(&m->pinned);
+	m->pinned.tag = 206;
+	m->pin_limit = (size_t)256 << 20;
+}
+
+void memo_set_constant(struct memo *m, unsigned char tag_a, unsigned char tag_b, unsigned char tag_c)
+{
+	m->constant[0] = tag_a;
+	m->constant[1] = tag_b;
+	m->constant[2] = tag_c;
+}
+
+static bool lives_on(const struct memo *m, spt_val *v)
+{
+	return v->gen == SPT_GEN_STATIC || v->gen == m->pinned.tag ||
+	       (m->constant[0] && (v->gen == m->constant[0] || v->gen == m->constant[1] || v->gen == m->constant[2]));
 }
 
 void memo_fini(struct memo *m)
@@ -21,6 +37,7 @@ void memo_fini(struct memo *m)
 	free(m->slots);
 	spt_arena_fini(&m->gen[0]);
 	spt_arena_fini(&m->gen[1]);
+	spt_arena_fini(&m->pinned);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -94,7 +111,7 @@ int memo_lookup(struct memo *m, const struct opdef *d, spt_val *const *args, uin
 	}
 	/* A hit in the older generation moves on to the current one; one too big to move is
 	 * still valid until the next memo_collect, and goes then. */
-	if (e->gen != m->cur)
+	if (e->gen != m->cur && e->gen != MEMO_PINNED)
 		move_entry(m, e);
 	m->hits++;
 	*out = e->result;
@@ -130,9 +147,23 @@ int memo_store(struct memo *m, const struct opdef *d, spt_val *const *args, uint
 		return -ENOMEM;
 	uint64_t key = key_of(d, args, n);
 	struct memo_entry tmp = { d, key, n, m->cur, (spt_val **)args, result };
-	int rc = move_entry(m, &tmp);
-	if (rc)
+	bool pin = m->constant[0] && d->level == L_CONST && m->pinned.bytes < m->pin_limit;
+	for (uint32_t i = 0; pin && i < n; i++)
+		pin = lives_on(m, args[i]);
+	int rc = 0;
+	if (pin) {
+		/* Its arguments live for the run: so does the result, copied once. */
+		spt_val **pargs = spt_arena_alloc(&m->pinned, (n ? n : 1) * sizeof(*pargs));
+		spt_val *r = pargs ? spt_value_move_keep(&m->pinned, result, m->constant, NULL) : NULL;
+		if (!r)
+			return -ENOMEM;
+		memcpy(pargs, args, n * sizeof(*pargs));
+		tmp.args = pargs;
+		tmp.result = r;
+		tmp.gen = MEMO_PINNED;
+	} else if ((rc = move_entry(m, &tmp))) {
 		return rc;
+	}
 	uint32_t j = (uint32_t)key & (m->cap - 1);
 	while (m->slots[j].def) {
 		struct memo_entry *e = &m->slots[j];
@@ -203,4 +234,7 @@ void memo_forget_stable(struct memo *m)
 	m->collections++;
 }
 
-size_t memo_bytes(const struct memo *m) { return m->gen[0].bytes + m->gen[1].bytes + (size_t)m->cap * sizeof(struct memo_entry); }
+size_t memo_bytes(const struct memo *m)
+{
+	return m->gen[0].bytes + m->gen[1].bytes + m->pinned.bytes + (size_t)m->cap * sizeof(struct memo_entry);
+}

@@ -24,7 +24,7 @@ struct memo_entry {
 	const struct opdef *def; /* NULL: free slot */
 	uint64_t key;
 	uint32_t n;
-	uint8_t gen;             /* 0 or 1: which arena holds its values */
+	uint8_t gen;             /* 0 or 1: which arena holds its values; MEMO_PINNED: the pinned one */
 	spt_val **args;
 	spt_val *result;
 };
@@ -35,6 +35,12 @@ struct memo {
 	struct spt_arena gen[2];
 	uint8_t cur;             /* the current generation */
 	unsigned char stable[2]; /* tags of arenas whose values outlive the entries (not copied) */
+	/* Applications of constant-level definitions to arguments that live for the whole run
+	 * (in arenas tagged constant[], or static) are pinned: kept once, never moved or dropped
+	 * (a model's LimitedSeq(Values), a set of 488,000 sequences, looked up in every state). */
+	unsigned char constant[3];
+	struct spt_arena pinned;
+	size_t pin_limit;
 	size_t limit;            /* bytes of the current generation past which memo_collect drops the older */
 	uint64_t hits, misses, collections;
 };
@@ -54,6 +60,9 @@ void memo_collect(struct memo *m);
  * before it frees one of them. */
 void memo_set_stable(struct memo *m, unsigned char tag_a, unsigned char tag_b);
 void memo_forget_stable(struct memo *m);
+/* Arenas whose values live as long as the memo (a model checker's constants): see pinned. */
+void memo_set_constant(struct memo *m, unsigned char tag_a, unsigned char tag_b, unsigned char tag_c);
+#define MEMO_PINNED 2
 /* Bytes the cache's arenas hold. */
 size_t memo_bytes(const struct memo *m);
 

@@ -766,6 +766,7 @@ int spec_parse_aliased(const char *path, const char *alias, const char *alias_pa
 	if (!s)
 		return -ENOMEM;
 	spt_arena_init(&s->arena);
+	s->arena.tag = SPEC_ARENA_TAG; /* values built here (the cfg's constants) live as long as the spec */
 	if (alias) {
 		s->alias = spec_intern(s, alias, strlen(alias));
 		if (!s->alias || !(s->alias_path = strdup(alias_path))) {

@@ -30,6 +30,9 @@ struct symbol {
 };
 
 /* A module instance: N's symbols, with N's constants and variables substituted. */
+/* The tag of the spec's arena (its values: the cfg's constants, literals). */
+#define SPEC_ARENA_TAG 207
+
 struct instance {
 	struct module *mod;      /* the instantiated module (its own copy) */
 	const char **from;       /* N's names ... */
