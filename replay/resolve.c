@@ -112,9 +112,20 @@ static const struct cfg_const *cfg_override(struct resolver *R, const char *name
 
 static int bind_def(struct resolver *R, struct ast *e, struct opdef *d, uint32_t nargs, const char *name)
 {
-	/* As TLC: the cfg overrides definitions of the root module and those it extends, not
-	 * those of an instantiated module (a model says [M] for those). */
-	const struct cfg_const *o = d->module && d->module->subst ? NULL : cfg_override(R, d->name);
+	/* As TLC: a cfg entry for a definition overrides it in every module (only in M when it says
+	 * [M]); one for a constant of the root module assigns that constant, and an instantiated
+	 * module's definition of the same name stays its own. */
+	const struct cfg_const *o = cfg_override(R, d->name);
+	if (o && d->module && d->module->subst) {
+		if (o->module) {
+			if (!d->module->name || strcmp(o->module, d->module->name))
+				o = NULL;
+		} else {
+			struct symbol *rs = module_lookup(spec_root(R->spec), d->name);
+			if (rs && rs->kind == SYM_CONST)
+				o = NULL;
+		}
+	}
 	if (o && o->value) {
 		if (d->n_params)
 			return rfail(R, e, "the cfg gives %s a value, but it takes %u arguments", name, d->n_params);

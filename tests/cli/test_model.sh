@@ -38,6 +38,10 @@ model Bounded Bounded 0 ok 6 5 5
 model Bounded BoundedLevel 0 ok 4 3 3
 model Bounded BoundedAction 0 ok 9 5 5
 
+# The cfg and instances: a root constant's assignment leaves an instance's definition of the
+# same name alone; a definition override reaches into the instance.
+model InstOuter InstOuter 0 ok 2 1 1
+
 # Guards hoisted out of \E loops skip whole runs of bindings; the counts stay TLC's, in the
 # enumerator (Next) and in the evaluator (the action properties).
 model Hoist Hoist 0 ok 19 19 2
