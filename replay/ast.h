@@ -48,6 +48,7 @@ enum ast_kind {
 	A_UNCHANGED, /* UNCHANGED a[0] */
 	A_LAMBDA,    /* LAMBDA params : body: lambda holds it as a definition */
 	A_STUTTER,   /* [a[0]]_a[1] or <<a[0]>>_a[1] (num: 1 for the angle form) */
+	A_CDOT,      /* a[0] \cdot a[1]: a step of a[0], then one of a[1] from the state it reached */
 	A_UNSUPPORTED, /* a construct the evaluator cannot evaluate (temporal operators, fairness):
 			* name says which; an error only when evaluated, so a spec may define
 			* Spec == Init /\ [][Next]_vars and be checked step by step */

@@ -145,6 +145,11 @@ static int tlcget_named(struct ev *ev, const struct ast *at, const struct tlc_ru
 	}
 	if (!strcmp(k, "duration"))
 		return bi_ret(ev, at, "TLCGet", spt_int(a, dur), out);
+	/* TLC's Java system properties: the one a spec asks to know that \cdot is on. */
+	if (!strcmp(k, "-Dtlc2.tool.impl.Tool.cdot"))
+		return bi_ret(ev, at, "TLCGet", spt_cstr(a, "true"), out);
+	if (!strncmp(k, "-D", 2))
+		return ev_fail(ev, at, "TLCGet(\"%s\") reads a Java system property of TLC, which spectap does not have", k);
 	if (!strcmp(k, "stats")) {
 		static const char *const names[] = { "queue", "distinct", "initial", "generated", "diameter", "duration", "worker" };
 		spt_val *v[7] = { spt_int(a, (int64_t)r->count(r->arg, TLC_QUEUE)), spt_int(a, (int64_t)r->count(r->arg, TLC_DISTINCT)),

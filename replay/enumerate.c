@@ -272,6 +272,66 @@ static int unchanged(struct en *en, const struct ast *v, struct ctx c, const str
 	return b ? next(en, rest, at) : 0;
 }
 
+/* A \cdot B: A's successors u of the current state, each as the state B steps from. */
+struct cdot_st {
+	struct en *en;
+	const struct ast *b;
+	struct ctx c;
+	const struct cont *rest;
+	spt_val **from;   /* the state A steps from */
+	spt_val **outer;  /* the next state being built outside (B's target) */
+};
+
+/* After B: its target is the step's; go on with the rest from the state A started in. */
+static int cdot_after_b(struct interp *in, void *arg)
+{
+	struct cdot_st *st = arg;
+	spt_val **mid = in->cur;
+	in->cur = st->from;
+	int rc = next(st->en, st->rest, st->b);
+	in->cur = mid;
+	return rc;
+}
+
+static int cdot_mid(struct interp *in, void *arg)
+{
+	struct cdot_st *st = arg;
+	if (fail_unassigned(st->en, st->b))
+		return EVAL_ERR;
+	spt_val **mid = spt_arena_alloc(in->ev.arena, (in->n_vars + 1) * sizeof(*mid));
+	if (!mid)
+		return ev_fail(&in->ev, st->b, "out of memory");
+	memcpy(mid, in->next, in->n_vars * sizeof(*mid));
+	spt_val **a_next = in->next;
+	in->cur = mid;
+	in->next = st->outer;
+	struct en sub = { in, cdot_after_b, st, st->en->depth, st->en->w };
+	struct cont k = { st->b, st->c, NULL, false };
+	int rc = step(&sub, &k);
+	in->cur = st->from;
+	in->next = a_next;
+	return rc;
+}
+
+static int cdot(struct en *en, const struct cont *k)
+{
+	struct interp *in = en->in;
+	const struct ast *e = k->e;
+	if (in->init_mode)
+		return ev_fail(&in->ev, e, "\\cdot in Init");
+	spt_val **a_next = spt_arena_alloc(in->ev.arena, (in->n_vars + 1) * sizeof(*a_next));
+	if (!a_next)
+		return ev_fail(&in->ev, e, "out of memory");
+	memset(a_next, 0, (in->n_vars + 1) * sizeof(*a_next));
+	struct cdot_st st = { en, e->a[1], k->c, k->next, in->cur, in->next };
+	in->next = a_next;
+	struct en sub = { in, cdot_mid, &st, en->depth, NULL };
+	struct cont ka = { e->a[0], k->c, NULL, false };
+	int rc = step(&sub, &ka);
+	in->next = st.outer;
+	return rc;
+}
+
 struct exists_st {
 	struct en *en;
 	const struct ast *body;
@@ -434,6 +494,8 @@ static int step_inner(struct en *en, const struct cont *k)
 		struct cont k2 = { e->a[0], k->c, k->next, false };
 		return step(en, &k2);
 	}
+	case A_CDOT:
+		return cdot(en, k);
 	case A_UNCHANGED:
 		if (in->init_mode)
 			return ev_fail(&in->ev, e, "UNCHANGED in Init");

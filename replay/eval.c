@@ -418,6 +418,57 @@ static int eval_enabled(struct interp *in, struct ctx c, const struct ast *e, sp
 	return 0;
 }
 
+/* A \cdot B on a known step s -> t: some u with A(s, u) and B(u, t). */
+struct cdot_eval {
+	const struct ast *b;
+	struct ctx c;
+	spt_val **target;
+	bool found;
+};
+
+static int cdot_check(struct interp *in, void *arg)
+{
+	struct cdot_eval *st = arg;
+	spt_val **mid = spt_arena_alloc(A(in), (in->n_vars + 1) * sizeof(*mid));
+	if (!mid)
+		return oom(in, st->b);
+	memcpy(mid, in->next, in->n_vars * sizeof(*mid));
+	spt_val **cur = in->cur, **nx = in->next;
+	in->cur = mid;
+	in->next = st->target;
+	in->next_known = true;
+	bool b;
+	int rc = eval_bool(in, st->c, st->b, &b);
+	in->cur = cur;
+	in->next = nx;
+	in->next_known = false;
+	if (rc)
+		return EVAL_ERR;
+	st->found = b;
+	return b ? 1 : 0;
+}
+
+static int eval_cdot(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
+{
+	if (!in->next_known || c.primed)
+		return ev_fail(&in->ev, e, "A \\cdot B is evaluated only as a step (in Next, or an action property)");
+	spt_val **target = in->next;
+	spt_val **a_next = spt_arena_alloc(A(in), (in->n_vars + 1) * sizeof(*a_next));
+	if (!a_next)
+		return oom(in, e);
+	memset(a_next, 0, (in->n_vars + 1) * sizeof(*a_next));
+	in->next = a_next;
+	in->next_known = false;
+	struct cdot_eval st = { e->a[1], c, target, false };
+	int rc = enumerate(in, c, e->a[0], cdot_check, &st);
+	in->next = target;
+	in->next_known = true;
+	if (rc == EVAL_ERR)
+		return EVAL_ERR;
+	*out = spt_bool(A(in), st.found);
+	return 0;
+}
+
 /* ---- builtins ---- */
 
 static const struct ast *unfold(struct ctx *c, const struct ast *e);
@@ -1397,6 +1448,9 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		}
 		break;
 	}
+	case A_CDOT:
+		rc = eval_cdot(in, c, e, out);
+		break;
 	case A_UNSUPPORTED:
 		if (e->num == T_ENABLED && e->n == 1) {
 			rc = eval_enabled(in, c, e, out);

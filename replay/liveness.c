@@ -297,6 +297,15 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 		L->fair[L->n_fair++] = (struct live_fair){ strong, step, en };
 		return 0;
 	}
+	if (mode == M_FAIRNESS && is_temporal(e, T_EVENTUALLY, 1) && is_temporal(e->a[0], T_ALWAYS, 1) &&
+	    e->a[0]->a[0]->kind == A_STUTTER && e->a[0]->a[0]->num == 0) {
+		/* <>[][A]_v: from some point on every step is an A step or a stutter */
+		int a = atom(m, &L->action_atoms, name, c, e->a[0]->a[0], err);
+		if (a < 0)
+			return a;
+		L->cycle_mask |= 1ull << a;
+		return 0;
+	}
 	if (mode == M_FAIRNESS)
 		return fail(err, -ENOTSUP, "%s:%u:%u: a fairness condition spectap does not read (%s)", e->pos.file, e->pos.line,
 			    e->pos.col, what(e));
@@ -668,7 +677,8 @@ static int component(struct fsearch *F, const uint32_t *nodes, uint32_t nn, uint
 	for (uint32_t i = 0; i < nn; i++) {
 		uint32_t v = nodes[i];
 		for (size_t e = G->off[v]; e < G->off[v + 1]; e++)
-			if (F->comp[G->dst[e]] == k && !(G->bits[e] & F->excl))
+			if (F->comp[G->dst[e]] == k && !(G->bits[e] & F->excl) &&
+			    (G->bits[e] & L->cycle_mask) == L->cycle_mask)
 				inside |= G->bits[e];
 		some_enabled |= L->sbits[v];
 		some_disabled |= ~L->sbits[v];
@@ -740,7 +750,7 @@ static int fair_in(struct fsearch *F0, const uint8_t *in, uint32_t *found)
 			while (*ep < G->off[v + 1]) {
 				size_t e = (*ep)++;
 				uint32_t w = G->dst[e];
-				if (!in[w] || (G->bits[e] & F.excl))
+				if (!in[w] || (G->bits[e] & F.excl) || (G->bits[e] & F.L->cycle_mask) != F.L->cycle_mask)
 					continue;
 				if (F.index[w] == NONE) {
 					F.index[w] = F.low[w] = next_index++;

@@ -53,6 +53,7 @@ struct live {
 	uint32_t n_fair;
 	int8_t en_step[64];   /* by state atom: the action atom it is ENABLED of, or -1 */
 	bool deferred_used;   /* some ENABLED was decided from the steps (live_defer) */
+	uint64_t cycle_mask;  /* the spec's <>[][A]_v: action atoms every step of a cycle satisfies */
 	/* The behaviour graph (the search fills it in, one worker). */
 	uint64_t *fps;        /* by node */
 	uint64_t *sbits;      /* by node: state atoms true there */

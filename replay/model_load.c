@@ -144,6 +144,8 @@ static int spec_part(struct mc_model *m, const char *name, const struct opdef *o
 	case P_FAIRNESS:
 		return live_fairness(m, name, owner, e, err); /* for liveness properties, if any */
 	default:
+		if (e->level == L_TEMPORAL && (e->kind == A_UNSUPPORTED || e->kind == A_FORALL || e->kind == A_NAME))
+			return live_fairness(m, name, owner, e, err); /* <>[][A]_v (under \A): a condition on cycles */
 		return fail(err, -ENOTSUP,
 			    "%s:%u:%u: the specification %s has a conjunct with %s, which spectap does not model check "
 			    "(only Init /\\ [][Next]_v /\\ fairness)",

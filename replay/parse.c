@@ -320,6 +320,12 @@ static struct ast *infix(struct conv *c, TSNode n)
 		return is(sym, "leads_to") ? unsupported_with(c, n, "the temporal operator ~> (leads to)", T_LEADSTO, ops, 2)
 					   : unsupported_with(c, n, "the temporal operator -+->", T_OTHER, ops, 2);
 	}
+	if (!op && is(sym, "cdot")) {
+		struct ast *a = node(c, n, A_CDOT, 2);
+		if (a && (!(a->a[0] = expr(c, lhs)) || !(a->a[1] = expr(c, rhs))))
+			return NULL;
+		return a;
+	}
 	if (!op)
 		return fail(c, sym, "the infix operator %s is not supported", type(sym));
 	if (!strcmp(op, "/\\") || !strcmp(op, "\\/")) {

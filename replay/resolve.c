@@ -653,6 +653,7 @@ static uint8_t lvl_expr(struct lvl *L, struct ast *e)
 		l = L_ACTION;
 		break;
 	case A_STUTTER:
+	case A_CDOT:
 		l = max8(L_ACTION, max8(lvl_expr(L, e->a[0]), lvl_expr(L, e->a[1])));
 		break;
 	case A_LET:

@@ -42,6 +42,12 @@ model Bounded BoundedAction 0 ok 9 5 5
 # same name alone; a definition override reaches into the instance.
 model InstOuter InstOuter 0 ok 2 1 1
 
+# \cdot: enumerated through the middle state, and evaluated on a known step.
+model Compose Compose 0 ok 4 4 4
+run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Compose.tla" --cfg "$M/ComposeBackwards.cfg" --json
+check_eq "ComposeBackwards: 0 -> 2 is no Double \\cdot Inc step" 'Backwards [0,2]' \
+	"$(jq -c -r '"\(.violated) \([.trace[].state.x])"' "$T/out.json")"
+
 # Guards hoisted out of \E loops skip whole runs of bindings; the counts stay TLC's, in the
 # enumerator (Next) and in the evaluator (the action properties).
 model Hoist Hoist 0 ok 19 19 2
