@@ -701,6 +701,52 @@ static struct ast *prefixed(struct conv *c, TSNode n)
 	return inner;
 }
 
+/* Op!2!1, M!Op!3: a definition's k-th conjunct or disjunct (and so on), as the name
+ * "Op!2!1" the resolver reads. Other navigations (Op!:, Op!<<, Op!@) are not supported. */
+static struct ast *subexpression(struct conv *c, TSNode n)
+{
+	char path[1024];
+	size_t used = 0;
+	/* The pieces: the prefix's components and navigations, then the last navigation. */
+	TSNode pieces[64];
+	uint32_t np = 0, nk = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < nk && np < 64; i++) {
+		TSNode part = ts_node_named_child(n, i);
+		if (is(part, "subexpr_prefix")) {
+			uint32_t pk = ts_node_named_child_count(part);
+			for (uint32_t j = 0; j < pk && np < 64; j++)
+				pieces[np++] = ts_node_named_child(part, j);
+		} else {
+			pieces[np++] = part;
+		}
+	}
+	for (uint32_t i = 0; i < np; i++) {
+		TSNode x = pieces[i];
+		const char *piece = NULL;
+		if (is(x, "subexpr_tree_nav") && ts_node_named_child_count(x) == 1)
+			x = ts_node_named_child(x, 0);
+		if (is(x, "subexpr_component") && ts_node_named_child_count(x) == 1 &&
+		    is(ts_node_named_child(x, 0), "identifier_ref"))
+			piece = text(c, ts_node_named_child(x, 0));
+		else if (is(x, "child_id"))
+			piece = text(c, x);
+		else if (is(x, "colon"))
+			piece = ":"; /* a named theorem's statement (T!:) */
+		else if (is(x, "comment") || is(x, "block_comment"))
+			continue;
+		if (!piece)
+			return fail(c, n, "this subexpression reference (Op!<<, Op!@, Op!(x), ...) is not supported; "
+					  "Op!k (the k-th conjunct or disjunct) and T!: are");
+		int w = snprintf(path + used, sizeof(path) - used, "%s%s", used ? "!" : "", piece);
+		if (w < 0 || (size_t)w >= sizeof(path) - used)
+			return fail(c, n, "the subexpression reference is too long");
+		used += (size_t)w;
+	}
+	if (!used)
+		return fail(c, n, "malformed subexpression reference");
+	return name_app(c, n, parse_intern(c->pc, path, used), NULL, 0);
+}
+
 static struct ast *expr_node(struct conv *c, TSNode n);
 
 static struct ast *expr(struct conv *c, TSNode n)
@@ -725,6 +771,8 @@ static struct ast *expr_node(struct conv *c, TSNode n)
 		return fail(c, n, "syntax error");
 	if (!strcmp(t, "identifier_ref") || !strcmp(t, "identifier"))
 		return name_app(c, n, text(c, n), NULL, 0);
+	if (!strcmp(t, "subexpression"))
+		return subexpression(c, n);
 	if (!strcmp(t, "infix_op_symbol") || !strcmp(t, "prefix_op_symbol") || !strcmp(t, "postfix_op_symbol")) {
 		/* An operator passed by its symbol: FoldSet(+, 0, S), SortSeq(s, <). */
 		TSNode sym = ts_node_named_child_count(n) ? ts_node_named_child(n, 0) : ts_node_child(n, 0);

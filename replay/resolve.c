@@ -30,12 +30,19 @@ struct rscope {
 	uint32_t next, max;      /* next free slot, frame size so far */
 };
 
+/* Op!k: a definition standing for the k-th conjunct (or disjunct) of Op's body. */
+struct selected {
+	struct opdef *d, *of;
+};
+
 struct resolver {
 	struct spec *spec;
 	const struct cfg *cfg;
 	struct spec_error *err;
 	bool failed;
 	int depth;
+	struct selected *sel;
+	uint32_t n_sel;
 };
 
 #define MAX_RESOLVE_DEPTH 20000
@@ -153,6 +160,69 @@ static int bind_def(struct resolver *R, struct ast *e, struct opdef *d, uint32_t
 	return 0;
 }
 
+static int res_global(struct resolver *R, struct module *m, struct ast *e, const char *name, uint32_t nargs, int depth);
+
+/* name ends in !k (digits): Op!2!1 selects into Op's body. 1 when it does (e resolved), 0 when
+ * name is no such reference, or an error. */
+static int res_selector(struct resolver *R, struct module *m, struct ast *e, const char *name, uint32_t nargs,
+			int depth)
+{
+	size_t len = strlen(name), cut = len;
+	uint32_t sel[16], ns = 0;
+	bool statement = len > 2 && !strcmp(name + len - 2, "!:"); /* T!: is T's statement: T itself here */
+	if (statement) {
+		const char *base = spec_intern(R->spec, name, len - 2);
+		int rc = res_global(R, m, e, base, nargs, depth + 1);
+		return rc ? rc : 1;
+	}
+	for (;;) {
+		size_t k = cut;
+		while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+			k--;
+		if (k == cut || k < 2 || name[k - 1] != '!' || ns == 16)
+			break;
+		sel[ns++] = (uint32_t)strtoul(name + k, NULL, 10);
+		cut = k - 1;
+	}
+	if (!ns)
+		return 0;
+	const char *base = spec_intern(R->spec, name, cut);
+	int rc = res_global(R, m, e, base, 0, depth + 1);
+	if (rc)
+		return rc;
+	if (e->ref != REF_DEF)
+		return rfail(R, e, "%s: only a definition's conjuncts and disjuncts can be selected (%s is no definition)", name, base);
+	struct opdef *d = e->r.def;
+	if (d->n_params || d->n_fbounds || nargs)
+		return rfail(R, e, "%s: selecting into %s, which takes arguments, is not supported", name, base);
+	struct ast *x = d->body;
+	for (uint32_t i = ns; i-- > 0;) {
+		if ((x->kind != A_AND && x->kind != A_OR) || sel[i] < 1 || sel[i] > x->n)
+			return rfail(R, e, "%s: %s has no %u-th conjunct or disjunct there", name, base, sel[i]);
+		x = x->a[sel[i] - 1];
+	}
+	for (uint32_t i = 0; i < R->n_sel; i++)
+		if (R->sel[i].d->body == x && R->sel[i].of == d) {
+			e->r.def = R->sel[i].d;
+			return 1;
+		}
+	struct opdef *nd = spt_arena_alloc(spec_arena(R->spec), sizeof(*nd));
+	struct selected *ns2 = realloc(R->sel, (R->n_sel + 1) * sizeof(*ns2));
+	if (!nd || !ns2)
+		return rfail(R, e, "out of memory");
+	R->sel = ns2;
+	*nd = *d;
+	nd->name = spec_intern(R->spec, name, len);
+	nd->body = x;
+	nd->pos = x->pos;
+	nd->unchanged = NULL;
+	if (spec_add_def(R->spec, nd))
+		return rfail(R, e, "out of memory");
+	R->sel[R->n_sel++] = (struct selected){ nd, d };
+	e->r.def = nd;
+	return 1;
+}
+
 /* Resolves name (with nargs arguments) as the module m sees it. */
 static int res_global(struct resolver *R, struct module *m, struct ast *e, const char *name, uint32_t nargs,
 		      int depth)
@@ -161,6 +231,9 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 		return rfail(R, e, "%s: instances substitute each other more than 64 deep", name);
 	const char *bang = strchr(name, '!');
 	if (bang) {
+		int sr = res_selector(R, m, e, name, nargs, depth);
+		if (sr)
+			return sr < 0 ? sr : 0;
 		const char *iname = spec_intern(R->spec, name, (size_t)(bang - name));
 		const char *oname = spec_intern(R->spec, bang + 1, strlen(bang + 1));
 		struct symbol *s = iname ? module_lookup(m, iname) : NULL;
@@ -966,8 +1039,17 @@ int spec_resolve(struct spec *s, const struct cfg *cfg, struct spec_error *err)
 	uint32_t nm;
 	struct module *const *mods = spec_modules(s, &nm);
 	for (uint32_t i = 0; i < nm; i++)
-		if (resolve_module(&R, mods[i]))
+		if (resolve_module(&R, mods[i])) {
+			free(R.sel);
 			return -EINVAL;
+		}
+	/* Op!k: evaluated in a frame like Op's (its subexpression was resolved as part of Op). */
+	for (uint32_t i = 0; i < R.n_sel; i++) {
+		R.sel[i].d->nslots = R.sel[i].of->nslots;
+		R.sel[i].d->resolved = R.sel[i].of->resolved;
+	}
+	free(R.sel);
+	R.sel = NULL;
 	if (analyse(&R))
 		return -EINVAL;
 	if (frames_compute(s) || hoist_compute(s))

@@ -48,6 +48,10 @@ run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Compose.tla" -
 check_eq "ComposeBackwards: 0 -> 2 is no Double \\cdot Inc step" 'Backwards [0,2]' \
 	"$(jq -c -r '"\(.violated) \([.trace[].state.x])"' "$T/out.json")"
 
+# Subexpression names: Inv!2!1, and a named theorem's statement T!: assumed.
+model Subexpr Subexpr 0 ok 4 3 3
+model Subexpr SubexprFive 12 invariant 1 1 1
+
 # Guards hoisted out of \E loops skip whole runs of bindings; the counts stay TLC's, in the
 # enumerator (Next) and in the evaluator (the action properties).
 model Hoist Hoist 0 ok 19 19 2
