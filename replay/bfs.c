@@ -259,7 +259,7 @@ static int live_step(struct worker *w, spt_val **t, uint64_t fp, bool unseen, bo
 				return record_eval(w, doing, initial ? 0 : w->cur->fp, t);
 			}
 			if (b)
-				L->sbits[id] |= 1ull << i;
+				L->sbits[id] |= LIVE_BIT(i);
 		}
 	} else if (live_find(L, fp, &id)) {
 		return 0; /* a state the constraints left out */
@@ -268,7 +268,7 @@ static int live_step(struct worker *w, spt_val **t, uint64_t fp, bool unseen, bo
 		return unseen && live_add_init(L, id) ? record(w, MC_EVAL_ERROR, "the behaviour graph", "out of memory", 0, NULL) : 0;
 	if (live_find(L, w->cur->fp, &src))
 		return 0;
-	uint64_t bits = 0;
+	live_bits bits = 0;
 	for (uint32_t i = 0; i < L->action_atoms.n; i++) {
 		if (search_eval_on(w, &L->action_atoms.f[i], w->cur->v, t, &b)) {
 			char doing[300];
@@ -276,7 +276,7 @@ static int live_step(struct worker *w, spt_val **t, uint64_t fp, bool unseen, bo
 			return record_eval(w, doing, w->cur->fp, t);
 		}
 		if (b)
-			bits |= 1ull << i;
+			bits |= LIVE_BIT(i);
 	}
 	if (live_add_edge(L, src, id, bits))
 		return record(w, MC_EVAL_ERROR, "the behaviour graph", "out of memory in the behaviour graph", 0, NULL);

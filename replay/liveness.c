@@ -43,7 +43,8 @@ static int fail(struct check_error *err, int rc, const char *fmt, ...)
 static struct live *live_of(struct mc_model *m)
 {
 	if (!m->live && (m->live = calloc(1, sizeof(*m->live))))
-		memset(m->live->en_step, -1, sizeof(m->live->en_step));
+		for (int i = 0; i < LIVE_MAX_ATOMS; i++)
+			m->live->en_step[i] = -1;
 	return m->live;
 }
 
@@ -81,8 +82,9 @@ static int push(struct mc_list *l, const struct mc_formula *f)
 static int atom(struct mc_model *m, struct mc_list *l, const char *name, const struct lctx *c, const struct ast *e,
 		struct check_error *err)
 {
-	if (l->n >= 64)
-		return fail(err, -ENOTSUP, "%s: more than 64 temporal subformulas: spectap's liveness checking stops there", name);
+	if (l->n >= LIVE_MAX_ATOMS)
+		return fail(err, -ENOTSUP, "%s: more than %d temporal subformulas: spectap's liveness checking stops there", name,
+			    LIVE_MAX_ATOMS);
 	struct mc_formula f;
 	if (formula(m, name, c, e, &f))
 		return fail(err, -ENOMEM, "out of memory");
@@ -147,7 +149,7 @@ static int fairness_atoms(struct mc_model *m, const char *name, const struct lct
 		return *step;
 	if ((*en = atom(m, &L->state_atoms, name, c, enabled, err)) < 0)
 		return *en;
-	L->en_step[*en] = (int8_t)*step;
+	L->en_step[*en] = (int16_t)*step;
 	return 0;
 }
 
@@ -303,7 +305,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 		int a = atom(m, &L->action_atoms, name, c, e->a[0]->a[0], err);
 		if (a < 0)
 			return a;
-		L->cycle_mask |= 1ull << a;
+		L->cycle_mask |= LIVE_BIT(a);
 		return 0;
 	}
 	if (mode == M_FAIRNESS)
@@ -353,7 +355,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 			    e->pos.file, e->pos.line, e->pos.col, name);
 	/* []<>X1 \/ []<>X2 \/ ...: X a state predicate or an action */
 	if (e->kind == A_OR && e->level == L_TEMPORAL) {
-		uint64_t fmask = 0, emask = 0;
+		live_bits fmask = 0, emask = 0;
 		bool all = e->n > 0;
 		for (uint32_t i = 0; i < e->n && all; i++) {
 			const struct ast *d = e->a[i];
@@ -369,9 +371,9 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 				if (a < 0)
 					return a;
 				if (action)
-					emask |= 1ull << a;
+					emask |= LIVE_BIT(a);
 				else
-					fmask |= 1ull << a;
+					fmask |= LIVE_BIT(a);
 			}
 			int rc = add_check(m, c, name, e, LK_GF, -1, -1, -1, -1, err);
 			if (!rc) {
@@ -426,7 +428,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 				return a;
 			int rc = add_check(m, c, name, e, LK_GF, -1, -1, -1, -1, err);
 			if (!rc)
-				L->checks[L->n_checks - 1].emask = 1ull << a;
+				L->checks[L->n_checks - 1].emask = LIVE_BIT(a);
 			return rc;
 		}
 		if (x->kind == A_NAME && x->ref == REF_BUILTIN && x->r.bi->code == BI_IMPLIES && x->n == 2 &&
@@ -529,10 +531,10 @@ int live_node(struct live *L, uint64_t fp, uint32_t *id)
 		uint64_t *f = realloc(L->fps, cap * sizeof(*f));
 		if (f)
 			L->fps = f;
-		uint64_t *b = realloc(L->sbits, cap * sizeof(*b));
+		live_bits *b = realloc(L->sbits, cap * sizeof(*b));
 		if (b)
 			L->sbits = b;
-		uint64_t *d = realloc(L->dbits, cap * sizeof(*d));
+		live_bits *d = realloc(L->dbits, cap * sizeof(*d));
 		if (d)
 			L->dbits = d;
 		if (!f || !b || !d)
@@ -564,11 +566,11 @@ int live_find(const struct live *L, uint64_t fp, uint32_t *id)
 
 void live_defer(struct live *L, uint32_t id, uint32_t atom)
 {
-	L->dbits[id] |= 1ull << atom;
+	L->dbits[id] |= LIVE_BIT(atom);
 	L->deferred_used = true;
 }
 
-int live_add_edge(struct live *L, uint32_t src, uint32_t dst, uint64_t bits)
+int live_add_edge(struct live *L, uint32_t src, uint32_t dst, live_bits bits)
 {
 	if (L->n_edges == L->cap_edges) {
 		size_t cap = L->cap_edges ? L->cap_edges * 2 : 4096;
@@ -601,7 +603,7 @@ struct graph {
 	uint32_t n;
 	size_t *off;
 	uint32_t *dst;
-	uint64_t *bits;
+	live_bits *bits;
 };
 
 static int graph_build(const struct live *L, struct graph *G)
@@ -641,7 +643,7 @@ static void graph_free(struct graph *G)
 struct fsearch {
 	const struct live *L;
 	const struct graph *G;
-	uint64_t excl;
+	live_bits excl;
 	int visit;
 	bool visit_neg;
 	/* Tarjan's, iterative */
@@ -652,7 +654,7 @@ struct fsearch {
 
 #define NONE UINT32_MAX
 
-static bool bit(uint64_t bits, int i)
+static bool bit(live_bits bits, int i)
 {
 	return i >= 0 && ((bits >> i) & 1);
 }
@@ -673,7 +675,7 @@ static int component(struct fsearch *F, const uint32_t *nodes, uint32_t nn, uint
 			return 0;
 	}
 	/* The steps inside K, by action atom. */
-	uint64_t inside = 0, some_disabled = 0, some_enabled = 0;
+	live_bits inside = 0, some_disabled = 0, some_enabled = 0;
 	for (uint32_t i = 0; i < nn; i++) {
 		uint32_t v = nodes[i];
 		for (size_t e = G->off[v]; e < G->off[v + 1]; e++)
@@ -839,14 +841,14 @@ int live_decide(struct live *L, uint32_t *check, uint32_t *node)
 	}
 	if (L->deferred_used)
 		for (uint32_t v = 0; v < L->n_nodes; v++)
-			for (uint32_t a = 0; L->dbits[v] && a < 64; a++) {
+			for (uint32_t a = 0; L->dbits[v] && a < LIVE_MAX_ATOMS; a++) {
 				if (!bit(L->dbits[v], (int)a))
 					continue;
 				bool en = false;
 				for (size_t e = G.off[v]; e < G.off[v + 1] && !en; e++)
 					en = bit(G.bits[e], L->en_step[a]);
 				if (en)
-					L->sbits[v] |= 1ull << a;
+					L->sbits[v] |= LIVE_BIT(a);
 			}
 	for (uint32_t c = 0; c < L->n_checks && !rc; c++) {
 		const struct live_check *k = &L->checks[c];
@@ -864,7 +866,7 @@ int live_decide(struct live *L, uint32_t *check, uint32_t *node)
 		}
 		memset(seed, 0, L->n_nodes);
 		for (uint32_t v = 0; v < L->n_nodes; v++) {
-			uint64_t b = L->sbits[v];
+			live_bits b = L->sbits[v];
 			switch (k->kind) {
 			case LK_EVENTUALLY: in[v] = !bit(b, k->p) && (k->q < 0 || bit(b, k->q)); break;
 			case LK_ALWAYS_EVENTUALLY: in[v] = !bit(b, k->p); break;
@@ -894,7 +896,7 @@ int live_decide(struct live *L, uint32_t *check, uint32_t *node)
 			F.visit_neg = true;
 		}
 		if (k->kind == LK_WF || k->kind == LK_SF)
-			F.excl = 1ull << k->step;
+			F.excl = LIVE_BIT(k->step);
 		if (k->kind == LK_SF)
 			F.visit = k->en;
 		if (k->kind == LK_GF)

@@ -11,6 +11,11 @@
 
 #include "model_internal.h"
 
+/* A set of atoms (state or action ones: at most LIVE_MAX_ATOMS of each). */
+typedef unsigned __int128 live_bits;
+#define LIVE_MAX_ATOMS 128
+#define LIVE_BIT(i) ((live_bits)1 << (i))
+
 enum live_kind {
 	LK_EVENTUALLY,        /* <>P: from an initial state, a fair behaviour never in P (and always in
 			       * q, when q >= 0: []Q => <>P) */
@@ -30,7 +35,7 @@ struct live_check {
 	enum live_kind kind;
 	int p, q;             /* state atoms */
 	int step, en;         /* LK_WF, LK_SF: the action atom <<A>>_v and the state atom ENABLED <<A>>_v */
-	uint64_t fmask, emask; /* LK_GF */
+	live_bits fmask, emask; /* LK_GF */
 	int guard;            /* IF c THEN F ELSE G: only behaviours from initial states where the state */
 	bool guard_neg;       /* atom guard is true (false, guard_neg): -1 for all */
 };
@@ -42,22 +47,22 @@ struct live_fair {
 
 struct live_edge {
 	uint32_t src, dst;
-	uint64_t bits;        /* action atoms true on the step */
+	live_bits bits;       /* action atoms true on the step */
 };
 
 struct live {
-	struct mc_list state_atoms, action_atoms; /* at most 64 of each */
+	struct mc_list state_atoms, action_atoms; /* at most LIVE_MAX_ATOMS of each */
 	struct live_check *checks;
 	uint32_t n_checks;
 	struct live_fair *fair;
 	uint32_t n_fair;
-	int8_t en_step[64];   /* by state atom: the action atom it is ENABLED of, or -1 */
+	int16_t en_step[LIVE_MAX_ATOMS]; /* by state atom: the action atom it is ENABLED of, or -1 */
 	bool deferred_used;   /* some ENABLED was decided from the steps (live_defer) */
-	uint64_t cycle_mask;  /* the spec's <>[][A]_v: action atoms every step of a cycle satisfies */
+	live_bits cycle_mask; /* the spec's <>[][A]_v: action atoms every step of a cycle satisfies */
 	/* The behaviour graph (the search fills it in, one worker). */
 	uint64_t *fps;        /* by node */
-	uint64_t *sbits;      /* by node: state atoms true there */
-	uint64_t *dbits;      /* by node: ENABLED atoms left to the steps from there */
+	live_bits *sbits;     /* by node: state atoms true there */
+	live_bits *dbits;     /* by node: ENABLED atoms left to the steps from there */
 	uint32_t n_nodes, cap_nodes;
 	struct live_edge *edges;
 	size_t n_edges, cap_edges;
@@ -80,7 +85,7 @@ void live_free(struct live *L);
 /* During the search: a state kept (its id is the next node) and a step between two kept states. */
 int live_node(struct live *L, uint64_t fp, uint32_t *id);
 int live_find(const struct live *L, uint64_t fp, uint32_t *id);
-int live_add_edge(struct live *L, uint32_t src, uint32_t dst, uint64_t bits);
+int live_add_edge(struct live *L, uint32_t src, uint32_t dst, live_bits bits);
 int live_add_init(struct live *L, uint32_t id);
 /* ENABLED <<A>>_v could not be enumerated at node id (A primes an expression, as a refinement
  * mapping's substitutions do): decided after the search from the steps out of it. */
