@@ -742,7 +742,43 @@ static int all_members(struct interp *in, struct ctx c, spt_val *x, const struct
 int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *set, bool *out)
 {
 	struct ctx sc = c;
-	for (int guard = 0; guard < 64 && set->kind == A_NAME && set->n == 0; guard++) {
+	for (int guard = 0; guard < 64 && set->kind == A_NAME; guard++) {
+		/* A call of an operator whose body is a set spectap cannot build (ArrayOfAnyLength(T) ==
+		 * [elems : Seq(T)]): membership in its body, the arguments bound. */
+		if (set->n && set->ref == REF_DEF && set->r.def->n_params == set->n && !set->r.def->n_fbounds &&
+		    !set->r.def->recursive && !set->r.def->higher_order && infinite_set(sc, set->r.def->body, 0)) {
+			const struct opdef *d = set->r.def;
+			struct frame *f = frame_new(in, d, NULL, set);
+			if (!f)
+				return EVAL_ERR;
+			for (uint32_t i = 0; i < d->n_params; i++) {
+				if (infinite_set(sc, set->a[i], 0)) {
+					/* Arr(Nat): bound unevaluated, membership goes into it */
+					struct closure *cl = spt_arena_alloc(A(in), sizeof(*cl));
+					if (!cl)
+						return oom(in, set);
+					*cl = (struct closure){ NULL, sc.f, NULL, set->a[i], sc.primed };
+					f->c[i].op = cl;
+					f->c[i].v = NULL;
+				} else if (eval(in, sc, set->a[i], &f->c[i].v)) {
+					return EVAL_ERR;
+				}
+			}
+			sc = (struct ctx){ f, NULL, sc.primed };
+			set = d->body;
+			continue;
+		}
+		if (set->n)
+			break;
+		if (set->ref == REF_LOCAL) {
+			struct ctx tc = sc;
+			const struct ast *t = thunk_expr(&tc, set);
+			if (!t)
+				break;
+			sc = tc;
+			set = t;
+			continue;
+		}
 		/* Zero-argument definitions (with a frame when their body binds names) and substitutions. */
 		if (set->ref == REF_DEF && !set->r.def->n_params && !set->r.def->n_fbounds) {
 			const struct opdef *d = set->r.def;

@@ -60,6 +60,11 @@ struct spec {
 	struct opdef **defs;    /* every definition (LET and LAMBDA ones too), by id (resolver) */
 	uint32_t n_defs, cap_defs;
 	void *resolved;         /* the resolver's own data (resolve.c) */
+	/* Modules that follow another in its file (SANY reads them as if in files of their own). */
+	struct embedded {
+		const char *name, *path;
+	} *embedded;
+	uint32_t n_embedded;
 };
 
 /* ---- interning ---- */
@@ -648,6 +653,9 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 		set_err(err, path, 1, 1, "modules extend or instantiate each other more than 32 deep (a cycle?)");
 		return NULL;
 	}
+	for (uint32_t i = 0; i < s->n_embedded; i++)
+		if (s->embedded[i].name == name)
+			path = s->embedded[i].path; /* it follows another module in that file */
 	struct module *m = spt_arena_alloc(&s->arena, sizeof(*m));
 	if (!m)
 		return NULL;
@@ -685,14 +693,32 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 		goto out;
 	TSNode mod = { 0 };
 	uint32_t nmods = 0, total = ts_node_named_child_count(root);
+	bool found = false;
 	for (uint32_t i = 0; i < total; i++) {
 		TSNode ch = ts_node_named_child(root, i);
-		if (!strcmp(ts_node_type(ch), "module") && nmods++ == 0)
+		if (strcmp(ts_node_type(ch), "module"))
+			continue;
+		TSNode nn = named_field(ch, "name");
+		const char *mn = spec_intern(s, m->source + ts_node_start_byte(nn), ts_node_end_byte(nn) - ts_node_start_byte(nn));
+		if (nmods++ == 0) {
+			mod = ch; /* the file's own module, unless it holds the one asked for later */
+		} else {
+			bool known = false;
+			for (uint32_t j = 0; j < s->n_embedded && !known; j++)
+				known = s->embedded[j].name == mn;
+			struct embedded *ne = known ? NULL : realloc(s->embedded, (s->n_embedded + 1) * sizeof(*ne));
+			if (ne) {
+				s->embedded = ne;
+				s->embedded[s->n_embedded++] = (struct embedded){ mn, m->path };
+			}
+		}
+		if (!found && mn == name) {
 			mod = ch;
+			found = true;
+		}
 	}
-	if (nmods != 1) {
-		set_err(err, path, 1, 1, nmods ? "more than one module in a file is not supported"
-					      : "no ---- MODULE ... ---- found");
+	if (!nmods) {
+		set_err(err, path, 1, 1, "no ---- MODULE ... ---- found");
 		goto out;
 	}
 	TSNode mname = named_field(mod, "name");
@@ -826,6 +852,7 @@ void spec_free(struct spec *s)
 	free(s->const_arity);
 	free(s->names.slots);
 	free(s->alias_path);
+	free(s->embedded);
 	if (s->parser)
 		ts_parser_delete(s->parser);
 	spt_arena_fini(&s->arena);

@@ -52,6 +52,9 @@ check_eq "ComposeBackwards: 0 -> 2 is no Double \\cdot Inc step" 'Backwards [0,2
 model Subexpr Subexpr 0 ok 4 3 3
 model Subexpr SubexprFive 12 invariant 1 1 1
 
+# Two modules in one file; membership in an operator's infinite set.
+model Embedded Embedded 0 ok 3 3 3
+
 # Guards hoisted out of \E loops skip whole runs of bindings; the counts stay TLC's, in the
 # enumerator (Next) and in the evaluator (the action properties).
 model Hoist Hoist 0 ok 19 19 2
