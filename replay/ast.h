@@ -161,6 +161,7 @@ struct opdef {
 	bool resolved;
 	uint8_t level;         /* of the body, with value parameters constant */
 	bool impure;           /* calls TLCSet, Print, ... (never cached) */
+	bool run_state;        /* calls TLCGet, TLCSet or JavaTime: read the run, never evaluated once */
 	bool higher_order;     /* has operator parameters */
 	bool primes_params;    /* primes (or UNCHANGEs) a parameter: an action when given a variable */
 	bool cacheable;        /* applications cached by their arguments' values (memo.c) */

@@ -779,8 +779,11 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 			set = t;
 			continue;
 		}
-		/* Zero-argument definitions (with a frame when their body binds names) and substitutions. */
-		if (set->ref == REF_DEF && !set->r.def->n_params && !set->r.def->n_fbounds) {
+		/* Zero-argument definitions (with a frame when their body binds names) and substitutions.
+		 * An impure constant evaluated once is looked up in its value: a random choice in it is
+		 * made once, as TLC makes it (SpanTreeRandom's Edges). */
+		if (set->ref == REF_DEF && !set->r.def->n_params && !set->r.def->n_fbounds &&
+		    !(set->r.def->evaluated_once && set->r.def->impure && !in->no_memo)) {
 			const struct opdef *d = set->r.def;
 			struct frame *f = d->nslots ? frame_new(in, d, NULL, set) : NULL;
 			if (d->nslots && !f)

@@ -641,6 +641,7 @@ struct lvl {
 	bool changed;
 	bool heavy;          /* the walked body does real work (binders, recursion) */
 	bool impure;
+	bool run_state;      /* reads or changes the run (TLCGet, TLCSet, JavaTime) */
 	bool primes_local;   /* a bound name (a parameter) appears under a prime or UNCHANGED */
 	int in_prime;
 };
@@ -656,6 +657,8 @@ static uint8_t lvl_def_call(struct lvl *L, struct ast *e, const struct opdef *d)
 	uint8_t l = d->level, args = L_CONST;
 	if (d->impure)
 		L->impure = true;
+	if (d->run_state)
+		L->run_state = true;
 	if (def_heavy(d) || d->recursive)
 		L->heavy = true;
 	for (uint32_t i = 0; i < e->n; i++)
@@ -704,6 +707,9 @@ static uint8_t lvl_expr(struct lvl *L, struct ast *e)
 		case REF_BUILTIN:
 			if (e->r.bi->impure)
 				L->impure = true;
+			if (e->r.bi->impure && (!strcmp(e->r.bi->name, "TLCGet") || !strcmp(e->r.bi->name, "TLCSet") ||
+						!strcmp(e->r.bi->name, "JavaTime")))
+				L->run_state = true;
 			for (uint32_t i = 0; i < e->n; i++)
 				l = max8(l, lvl_expr(L, e->a[i]));
 			break;
@@ -782,6 +788,7 @@ static void lvl_def(struct lvl *L, struct opdef *d)
 {
 	L->heavy = false;
 	L->impure = false;
+	L->run_state = false;
 	L->primes_local = false;
 	uint8_t l = L_CONST;
 	for (uint32_t i = 0; i < d->n_fbounds; i++)
@@ -789,10 +796,12 @@ static void lvl_def(struct lvl *L, struct opdef *d)
 	l = max8(l, lvl_expr(L, d->body));
 	if (d->n_fbounds)
 		L->heavy = true;
-	if (l != d->level || L->impure != d->impure || (L->heavy && !d->recursing) || L->primes_local != d->primes_params) {
+	if (l != d->level || L->impure != d->impure || L->run_state != d->run_state || (L->heavy && !d->recursing) ||
+	    L->primes_local != d->primes_params) {
 		L->changed = true;
 		d->level = l;
 		d->impure = L->impure;
+		d->run_state = L->run_state;
 		d->primes_params = L->primes_local;
 		if (L->heavy)
 			d->recursing = true; /* heavy */
@@ -957,7 +966,9 @@ static int analyse(struct resolver *R)
 		struct opdef *d = defs[i];
 		bool heavy = d->recursing || d->recursive;
 		d->recursing = false;
-		d->evaluated_once = !d->nested && !d->n_params && !d->n_fbounds && d->level == L_CONST && !d->impure;
+		/* As TLC, which evaluates its constant definitions once at start, random choices and
+		 * prints included (SpanTreeRandom's Edges is one graph); not what reads the run. */
+		d->evaluated_once = !d->nested && !d->n_params && !d->n_fbounds && d->level == L_CONST && !d->run_state;
 		d->cacheable = !d->nested && d->n_params > 0 && !d->n_fbounds && d->level == L_CONST && !d->impure &&
 			       !d->higher_order && heavy;
 	}

@@ -55,6 +55,9 @@ model Subexpr SubexprFive 12 invariant 1 1 1
 # Two modules in one file; membership in an operator's infinite set.
 model Embedded Embedded 0 ok 3 3 3
 
+# A random choice in a constant is made once for the run (TLC evaluates constants at start).
+model RandomOnce RandomOnce 0 ok 4 2 1
+
 # Guards hoisted out of \E loops skip whole runs of bindings; the counts stay TLC's, in the
 # enumerator (Next) and in the evaluator (the action properties).
 model Hoist Hoist 0 ok 19 19 2
