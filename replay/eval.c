@@ -1147,7 +1147,48 @@ static int apply_fun_def(struct interp *in, struct ctx c, const struct ast *e, c
 			 bool *done, spt_val **out)
 {
 	*done = false;
-	if (fd->n_fbounds != 1 || fd->fbounds[0].tuple || fd->fbounds[0].n_names != 1)
+	uint32_t names = 0;
+	for (uint32_t i = 0; i < fd->n_fbounds; i++) {
+		if (fd->fbounds[i].tuple)
+			return 0;
+		names += fd->fbounds[i].n_names;
+	}
+	if (names > 1) {
+		/* f[a, b] with f[x \in S, y \in T] == ...: each argument in its set (S may be
+		 * infinite: CR[n \in Nat, v \in S]), the body at them, f never built. */
+		uint32_t na = e->n - 1;
+		spt_val *tuple = NULL;
+		if (na == 1) {
+			if (eval(in, c, e->a[1], &tuple))
+				return EVAL_ERR;
+			if (tuple->kind != SPT_SEQ || tuple->n != names)
+				return 0;
+		} else if (na != names) {
+			return 0;
+		}
+		*done = true;
+		struct frame *f = frame_new(in, fd, env, e);
+		if (!f)
+			return EVAL_ERR;
+		struct ctx dc = { f, NULL, c.primed };
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < fd->n_fbounds; i++)
+			for (uint32_t j = 0; j < fd->fbounds[i].n_names; j++, k++) {
+				spt_val *x;
+				if (tuple)
+					x = tuple->u.elems[k];
+				else if (eval(in, c, e->a[1 + k], &x))
+					return EVAL_ERR;
+				bool m;
+				if (eval_member(in, dc, x, fd->fbounds[i].set, &m))
+					return EVAL_ERR;
+				if (!m)
+					return ev_fail(&in->ev, e, "%s is not in the domain of %s", ev_show(&in->ev, x), fd->name);
+				f->c[fd->fbounds[i].slots[j]].v = x;
+			}
+		return eval(in, dc, fd->body, out);
+	}
+	if (fd->n_fbounds != 1 || fd->fbounds[0].n_names != 1)
 		return 0;
 	*done = true;
 	spt_val *key;

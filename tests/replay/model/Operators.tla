@@ -96,4 +96,7 @@ ASSUME AreConnectedIn(1, 3, G1) /\ ~AreConnectedIn(1, 4, G1) /\ AreConnectedIn(4
 ASSUME ConnectedComponents(G1) = {{1, 2, 3}, {4}}
 ASSUME ~IsStronglyConnected(G1) /\ IsStronglyConnected([node |-> {1, 2}, edge |-> {{1, 2}}])
 ASSUME ~IsStronglyConnected([node |-> {}, edge |-> {}]) /\ ConnectedComponents([node |-> {}, edge |-> {}]) = {}
+\* Recursive functions over infinite domains: applied without being built
+Binom[n \in Nat, k \in Nat] == IF k = 0 \/ k = n THEN 1 ELSE Binom[n - 1, k - 1] + Binom[n - 1, k]
+ASSUME Binom[5, 2] = 10 /\ Binom[<<6, 3>>] = 20
 ====
