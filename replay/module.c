@@ -418,6 +418,45 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 	return in;
 }
 
+/* LET I == INSTANCE M WITH ... IN ...: an instance of the module, as if named at module level
+ * (its substitutions are expressions of the module; a LET-local name in them is unknown). */
+static int let_instances(struct spec *s, struct parse_ctx *pc, struct module *m, const char *src, TSNode n,
+			 struct spec_error *err, int depth, int level)
+{
+	if (level > 200)
+		return 0;
+	uint32_t total = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (level > 0 && !strcmp(ts_node_type(ch), "module_definition")) {
+			TSPoint p = ts_node_start_point(ch);
+			struct src_pos pos = { m->path, p.row + 1, p.column + 1 };
+			TSNode name = named_field(ch, "name"), def = named_field(ch, "definition");
+			if (ts_node_named_child_count(ch) > 3) {
+				set_err(err, m->path, pos.line, pos.col, "parameterized instances (I(x) == INSTANCE ...) are not supported");
+				return -EINVAL;
+			}
+			uint32_t a = ts_node_start_byte(name), b = ts_node_end_byte(name);
+			const char *iname = spec_intern(s, src + a, b - a);
+			struct symbol *old = module_lookup(m, iname);
+			if (old && old->kind == SYM_INSTANCE)
+				continue; /* the same LET in another definition */
+			struct instance *in = load_instance(s, pc, m, src, def, err, depth);
+			if (!in)
+				return -EINVAL;
+			struct symbol sym = { .name = iname, .kind = SYM_INSTANCE, .inst = in, .module = m };
+			int rc = add_symbol(s, m, &sym, err, pos);
+			if (rc)
+				return rc;
+			continue;
+		}
+		int rc = let_instances(s, pc, m, src, ch, err, depth, level + 1);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int declare(struct spec *s, struct module *m, TSNode decl, const char *src, bool root_closure,
 		   bool variable, struct spec_error *err)
 {
@@ -512,6 +551,9 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 	if (!strcmp(t, "variable_declaration"))
 		return declare(s, m, u, src, root_closure, true, err);
 	if (!strcmp(t, "operator_definition") || !strcmp(t, "function_definition")) {
+		int lr = let_instances(s, pc, m, src, u, err, depth, 0);
+		if (lr)
+			return lr;
 		pc->module = m;
 		struct opdef *d = parse_definition(pc, src, m->path, u, err);
 		if (!d)

@@ -524,7 +524,7 @@ static struct ast *let_in(struct conv *c, TSNode n)
 		return NULL;
 	for (uint32_t i = 0; i < nd; i++) {
 		if (is(ch[i], "module_definition"))
-			return fail(c, ch[i], "INSTANCE inside LET is not supported");
+			continue; /* LET I == INSTANCE M: loaded as a module-level instance (module.c) */
 		/* RECURSIVE declarations are not needed: LET definitions may refer to themselves. */
 		struct opdef *d = parse_definition(c->pc, c->src, c->file, ch[i], c->err);
 		if (!d) {

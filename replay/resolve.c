@@ -119,19 +119,16 @@ static const struct cfg_const *cfg_override(struct resolver *R, const char *name
 
 static int bind_def(struct resolver *R, struct ast *e, struct opdef *d, uint32_t nargs, const char *name)
 {
-	/* As TLC: a cfg entry for a definition overrides it in every module (only in M when it says
-	 * [M]); one for a constant of the root module assigns that constant, and an instantiated
-	 * module's definition of the same name stays its own. */
-	const struct cfg_const *o = cfg_override(R, d->name);
-	if (o && d->module && d->module->subst) {
-		if (o->module) {
-			if (!d->module->name || strcmp(o->module, d->module->name))
-				o = NULL;
-		} else {
-			struct symbol *rs = module_lookup(spec_root(R->spec), d->name);
-			if (rs && rs->kind == SYM_CONST)
-				o = NULL;
-		}
+	/* As TLC: a cfg entry overrides the definition of the root module or one it extends; with
+	 * [M] (Ballot <- [Voting]MCBallot), the one of module M, instantiated or not. */
+	const struct cfg_const *o = NULL;
+	bool instantiated = d->module && d->module->subst;
+	for (uint32_t i = 0; R->cfg && i < R->cfg->n_consts && !o; i++) {
+		const struct cfg_const *k = &R->cfg->consts[i];
+		if (k->name != d->name)
+			continue;
+		if (k->module ? d->module && d->module->name && !strcmp(k->module, d->module->name) : !instantiated)
+			o = k;
 	}
 	if (o && o->value) {
 		if (d->n_params)

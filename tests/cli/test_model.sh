@@ -39,8 +39,10 @@ model Bounded BoundedLevel 0 ok 4 3 3
 model Bounded BoundedAction 0 ok 9 5 5
 
 # The cfg and instances: a root constant's assignment leaves an instance's definition of the
-# same name alone; a definition override reaches into the instance.
+# same name alone; a definition override reaches into the instance only with [M].
 model InstOuter InstOuter 0 ok 2 1 1
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/InstOuter.tla" --cfg "$M/InstOuterRootOnly.cfg" --json
+check_contains "without [InstInner], the instance's Ballot stays Nat" "$T/out.json" "Nat is an infinite set"
 
 # \cdot: enumerated through the middle state, and evaluated on a known step.
 model Compose Compose 0 ok 4 4 4

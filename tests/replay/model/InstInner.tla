@@ -1,7 +1,7 @@
 ---- MODULE InstInner ----
 \* Instantiated by InstOuter: its definition Node shares the name of the root's constant (the
-\* cfg's Node = {...} assigns that constant, not this), and its Ballot is overridden by the cfg
-\* as a definition (TLC's override reaches instantiated modules).
+\* cfg's Node = {...} assigns that constant, not this); its Ballot is overridden only by an
+\* entry that names the module (Ballot <- [InstInner]MCBallot), as TLC does.
 EXTENDS Naturals
 CONSTANT N
 VARIABLE x
