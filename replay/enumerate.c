@@ -99,8 +99,7 @@ static int assign(struct en *en, int var, spt_val *v, const struct cont *rest, c
 	return rc;
 }
 
-/* Prints v into buf, cut to its size with "..." at the end. */
-static void show(char *buf, size_t size, spt_val *v)
+void show_value_cut(char *buf, size_t size, spt_val *v)
 {
 	FILE *f = fmemopen(buf, size, "w");
 	if (!f) {
@@ -144,8 +143,8 @@ static void note_false(struct en *en, const struct cont *k)
 	spt_val *l, *r;
 	if (!eval(in, k->c, e->a[0], &l) && !eval(in, k->c, e->a[1], &r)) {
 		snprintf(d->op, sizeof(d->op), "%s", e->r.bi->name);
-		show(d->lhs, sizeof(d->lhs), l);
-		show(d->rhs, sizeof(d->rhs), r);
+		show_value_cut(d->lhs, sizeof(d->lhs), l);
+		show_value_cut(d->rhs, sizeof(d->rhs), r);
 		d->sides = true;
 	}
 	ev_clear_error(&in->ev);

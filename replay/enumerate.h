@@ -14,4 +14,7 @@ typedef int (*succ_fn)(struct interp *in, void *arg);
  */
 int enumerate(struct interp *in, struct ctx c, const struct ast *action, succ_fn fn, void *arg);
 
+/* Prints v into buf in TLA+ notation, cut to its size with "..." at the end (diagnoses). */
+void show_value_cut(char *buf, size_t size, spt_val *v);
+
 #endif

@@ -131,22 +131,6 @@ struct closest {
 	int best;
 };
 
-static void show_value(char *buf, size_t size, spt_val *v)
-{
-	FILE *f = fmemopen(buf, size, "w");
-	if (!f) {
-		buf[0] = '\0';
-		return;
-	}
-	setvbuf(f, NULL, _IONBF, 0);
-	spt_value_print(f, v);
-	long n = ftell(f);
-	fclose(f);
-	buf[size - 1] = '\0';
-	if (n >= (long)size - 1 && size > 4)
-		memcpy(buf + size - 4, "...", 4);
-}
-
 static int closer(struct interp *in, void *arg)
 {
 	struct closest *c = arg;
@@ -164,8 +148,8 @@ static int closer(struct interp *in, void *arg)
 			continue;
 		struct mc_diff *d = &t->diffs[t->n_diffs++];
 		d->var = in->vars[c->line->var[i]];
-		show_value(d->expected, sizeof(d->expected), c->line->val[i]);
-		show_value(d->reached, sizeof(d->reached), got);
+		show_value_cut(d->expected, sizeof(d->expected), c->line->val[i]);
+		show_value_cut(d->reached, sizeof(d->reached), got);
 	}
 	return 0;
 }
