@@ -43,6 +43,7 @@ struct resolver {
 	int depth;
 	struct selected *sel;
 	uint32_t n_sel;
+	bool direct;     /* resolving the Op of an I!Op reference (the instance's own copy of Op) */
 };
 
 #define MAX_RESOLVE_DEPTH 20000
@@ -117,17 +118,39 @@ static const struct cfg_const *cfg_override(struct resolver *R, const char *name
 	return NULL;
 }
 
+/* Whether the root module extends a module of this name (directly or through others). */
+static bool extends_named(const struct module *m, const char *name, int depth)
+{
+	if (!m || depth > 32)
+		return false;
+	if (m->name && !strcmp(m->name, name))
+		return true;
+	for (uint32_t i = 0; i < m->n_ext; i++)
+		if (extends_named(m->ext[i], name, depth + 1))
+			return true;
+	return false;
+}
+
+static bool in_root_closure(struct resolver *R, const char *name)
+{
+	return extends_named(spec_root(R->spec), name, 0);
+}
+
 static int bind_def(struct resolver *R, struct ast *e, struct opdef *d, uint32_t nargs, const char *name)
 {
-	/* As TLC: a cfg entry overrides the definition of the root module or one it extends; with
-	 * [M] (Ballot <- [Voting]MCBallot), the one of module M, instantiated or not. */
+	/* As TLC, whose override replaces a module's definition wherever that module's bodies name
+	 * it: a plain cfg entry, the definitions of the root and the modules it extends (also as an
+	 * instance of one of those names them: etcd!Init's InitServerVars), but not the Op of an
+	 * I!Op reference (the instance's own copy: CC!ShouldReplaceLease); [M] (Ballot <-
+	 * [Voting]MCBallot), module M's, however named. */
 	const struct cfg_const *o = NULL;
 	bool instantiated = d->module && d->module->subst;
+	bool reached = !instantiated || (!R->direct && d->module->name && in_root_closure(R, d->module->name));
 	for (uint32_t i = 0; R->cfg && i < R->cfg->n_consts && !o; i++) {
 		const struct cfg_const *k = &R->cfg->consts[i];
 		if (k->name != d->name)
 			continue;
-		if (k->module ? d->module && d->module->name && !strcmp(k->module, d->module->name) : !instantiated)
+		if (k->module ? d->module && d->module->name && !strcmp(k->module, d->module->name) : reached)
 			o = k;
 	}
 	if (o && o->value) {
@@ -240,7 +263,10 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 		struct symbol *t = module_lookup(im, oname);
 		if (t && t->kind == SYM_DEF && t->def->local)
 			return rfail(R, e, "%s is LOCAL to module %s", oname, im->name);
+		bool was = R->direct;
+		R->direct = !strchr(oname, '!');
 		int rc = res_global(R, im, e, oname, nargs, depth + 1);
+		R->direct = was;
 		if (rc == 0 && e->ref == REF_NONE)
 			return rfail(R, e, "%s is not defined in module %s", oname, im->name);
 		return rc;

@@ -60,6 +60,9 @@ model Embedded Embedded 0 ok 3 3 3
 # A random choice in a constant is made once for the run (TLC evaluates constants at start).
 model RandomOnce RandomOnce 0 ok 4 2 1
 
+# An override reaches the definitions an instance of an extended module names, not I!Op itself.
+model OverRoot OverRoot 0 ok 2 1 1
+
 # Guards hoisted out of \E loops skip whole runs of bindings; the counts stay TLC's, in the
 # enumerator (Next) and in the evaluator (the action properties).
 model Hoist Hoist 0 ok 19 19 2
