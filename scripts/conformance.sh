@@ -62,13 +62,19 @@ while IFS="$(printf '\t')" read -r mod cfg expected secs distinct; do
 		deadlock) got="deadlock failure" ;;
 		liveness) got="liveness failure" ;;
 		assumption) got="assumption failure" ;;
-		*) got=error why=$(jq -r '.message // ""' "$tmp/out") ;;
+		*)
+			why=$(jq -r '.message // ""' "$tmp/out")
+			case $why in
+			*"not supported"* | *"not implemented"*) got=unsupported ;; # an operator named, met when evaluated
+			*) got=error ;;
+			esac
+			;;
 		esac
 	else
 		why=$(jq -r '.error // empty' "$tmp/out" 2>/dev/null || true)
 		[ -n "$why" ] || why=$(head -c 300 "$tmp/err")
 		case $why in
-		unsupported:*) got=unsupported ;;
+		unsupported:* | *"not supported"* | *"not implemented"*) got=unsupported ;;
 		*) got=error ;;
 		esac
 	fi
