@@ -55,7 +55,9 @@ static const char usage[] =
 	"                   deadlock, within its CONSTRAINTs and ACTION_CONSTRAINTs, with VIEW and\n"
 	"                   SYMMETRY; states generated, distinct states and depth are counted as\n"
 	"                   TLC counts them, and an error comes with a shortest behaviour to it.\n"
-	"                   A liveness property is refused (named), never reported as checked\n"
+	"                   Liveness (<>P, []<>P, <>[]P, P ~> Q, WF/SF as properties) is decided\n"
+	"                   on the behaviour graph, fair for the spec's WF/SF (one worker); any\n"
+	"                   other temporal form is refused, named, never reported as checked\n"
 	"  --trace-spec T.tla  trace validation as etcd-io/raft's and CCF's: T reads a log (Json's\n"
 	"                   ndJsonDeserialize of IOEnv.JSON, say: set JSON=... as for TLC) and its\n"
 	"                   behaviours match it line by line; searched as --model does. The log's\n"
@@ -80,13 +82,15 @@ static const char usage[] =
 	"  -h, --help       this text\n"
 	"\n"
 	"                   with --model: {\"verdict\":\"ok\"|\"invariant\"|\"property\"|\"deadlock\"|\n"
-	"                   \"assumption\"|\"error\"|\"postcondition\", \"generated\":n, \"distinct\":n,\n"
+	"                   \"liveness\"|\"temporal\"|\"assumption\"|\"error\"|\"postcondition\",\n"
+	"                   \"generated\":n, \"distinct\":n,\n"
 	"                   \"depth\":n, \"trace\":[{\"action\", \"state\":{var: JSON value}, \"tla\"}]}\n"
 	"\n"
 	"Exit status: 0 when the check ran, whatever the verdicts; 1 when the spec, the cfg or\n"
 	"a window could not be read or evaluated (the message names the file, line and column).\n"
 	"With --model, TLC's: 0 no error, 10 an assumption is false, 11 deadlock, 12 an\n"
-	"invariant or property is violated, 1 an evaluation error or an unsupported construct.\n"
+	"invariant or property is violated, 13 a liveness property is violated, 1 an evaluation\n"
+	"error or an unsupported construct.\n"
 	"With --trace-spec and --states: 0 accepted, 12 rejected (or another of --model's codes).\n";
 
 static char *window_id(spt_val *w, uint64_t line)
