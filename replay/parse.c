@@ -945,6 +945,8 @@ struct opdef *parse_definition(struct parse_ctx *pc, const char *src, const char
 		TSNode *sym;
 		uint32_t ns = kids(c, name, &sym, NULL);
 		const char *op = sym && ns == 1 ? op_name(sym[0]) : NULL;
+		if (!op && !c->failed && (is(name, "real_number_set") || (ns == 1 && is(sym[0], "real_number_set"))))
+			return fail(c, name, "defining Real (the set of module Reals) is not supported");
 		if (!op)
 			return c->failed ? NULL : fail(c, name, "this operator symbol cannot be defined here");
 		d->name = parse_intern(pc, op, strlen(op));
