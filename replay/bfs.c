@@ -23,21 +23,12 @@ double search_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
 
 static uint64_t hash_state(spt_val *const *v, uint32_t n)
 {
 	uint64_t h = 0x243f6a8885a308d3ull;
 	for (uint32_t i = 0; i < n; i++)
-		h = mix(h + spt_value_hash(v[i]) + i);
+		h = fp_mix(h + spt_value_hash(v[i]) + i);
 	return h;
 }
 
@@ -73,7 +64,7 @@ static int view_hash(struct worker *w, spt_val **vals, uint64_t *h)
 	in->cur = oc;
 	in->init_mode = im;
 	if (!rc)
-		*h = mix(spt_value_hash(v) ^ 0x9e3779b97f4a7c15ull);
+		*h = fp_mix(spt_value_hash(v) ^ 0x9e3779b97f4a7c15ull);
 	return rc;
 }
 

@@ -295,8 +295,6 @@ static int cdot_after_b(struct interp *in, void *arg)
 static int cdot_mid(struct interp *in, void *arg)
 {
 	struct cdot_st *st = arg;
-	if (fail_unassigned(st->en, st->b))
-		return EVAL_ERR;
 	spt_val **mid = spt_arena_alloc(in->ev.arena, (in->n_vars + 1) * sizeof(*mid));
 	if (!mid)
 		return ev_fail(&in->ev, st->b, "out of memory");

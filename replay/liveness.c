@@ -10,7 +10,6 @@
  * where A is enabled are taken out and the rest searched again (Streett emptiness).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +29,6 @@ struct lctx {
 	bool guard_neg;
 };
 
-static int fail(struct check_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct check_error *err, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 static struct live *live_of(struct mc_model *m)
 {
@@ -83,13 +73,13 @@ static int atom(struct mc_model *m, struct mc_list *l, const char *name, const s
 		struct check_error *err)
 {
 	if (l->n >= LIVE_MAX_ATOMS)
-		return fail(err, -ENOTSUP, "%s: more than %d temporal subformulas: spectap's liveness checking stops there", name,
+		return mc_fail(err, -ENOTSUP, "%s: more than %d temporal subformulas: spectap's liveness checking stops there", name,
 			    LIVE_MAX_ATOMS);
 	struct mc_formula f;
 	if (formula(m, name, c, e, &f))
-		return fail(err, -ENOMEM, "out of memory");
+		return mc_fail(err, -ENOMEM, "out of memory");
 	int rc = push(l, &f);
-	return rc < 0 ? fail(err, -ENOMEM, "out of memory") : rc;
+	return rc < 0 ? mc_fail(err, -ENOMEM, "out of memory") : rc;
 }
 
 /* Evaluates e (constant level) in c, into the model's arena. */
@@ -100,15 +90,15 @@ static int eval_const(struct mc_model *m, const struct lctx *c, const struct ast
 	ev_clear_error(&in->ev);
 	struct frame *fr = frame_new(in, c->owner, NULL, NULL);
 	if (!fr)
-		return fail(err, -ENOMEM, "out of memory");
+		return mc_fail(err, -ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < c->nb; i++)
 		fr->c[c->slots[i]].v = c->vals[i];
 	spt_val *v;
 	if (eval(in, (struct ctx){ fr, NULL, false }, e, &v))
-		return fail(err, -EINVAL, "%s:%u:%u: evaluating a property's bound: %s", in->ev.err.pos.file ? in->ev.err.pos.file : "?",
+		return mc_fail(err, -EINVAL, "%s:%u:%u: evaluating a property's bound: %s", in->ev.err.pos.file ? in->ev.err.pos.file : "?",
 			    in->ev.err.pos.line, in->ev.err.pos.col, in->ev.err.msg);
 	if (!(*out = spt_value_clone(spec_arena(m->spec), v)))
-		return fail(err, -ENOMEM, "out of memory");
+		return mc_fail(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -136,12 +126,12 @@ static int fairness_atoms(struct mc_model *m, const char *name, const struct lct
 			  int *en, struct check_error *err)
 {
 	if (e->n != 2)
-		return fail(err, -EINVAL, "%s:%u:%u: malformed fairness condition", e->pos.file, e->pos.line, e->pos.col);
+		return mc_fail(err, -EINVAL, "%s:%u:%u: malformed fairness condition", e->pos.file, e->pos.line, e->pos.col);
 	struct live *L = live_of(m);
 	struct ast *angle = node(m, A_STUTTER, e, L_ACTION, 2, e->a[1], e->a[0]);
 	struct ast *enabled = angle ? node(m, A_UNSUPPORTED, e, L_STATE, 1, angle, NULL) : NULL;
 	if (!L || !enabled)
-		return fail(err, -ENOMEM, "out of memory");
+		return mc_fail(err, -ENOMEM, "out of memory");
 	angle->num = 1; /* <<A>>_v */
 	enabled->num = T_ENABLED;
 	enabled->name = "ENABLED";
@@ -159,7 +149,7 @@ static int add_check(struct mc_model *m, const struct lctx *c, const char *name,
 	struct live *L = live_of(m);
 	struct live_check *nc = L ? realloc(L->checks, (L->n_checks + 1) * sizeof(*nc)) : NULL;
 	if (!nc)
-		return fail(err, -ENOMEM, "out of memory");
+		return mc_fail(err, -ENOMEM, "out of memory");
 	L->checks = nc;
 	L->checks[L->n_checks++] = (struct live_check){ name, at->pos, kind, p, q, step, en, 0, 0, c->guard, c->guard_neg };
 	return 0;
@@ -216,10 +206,10 @@ static int forall_rec(struct forall_st *st, uint32_t i, uint32_t j)
 		spt_val *x = s->u.elems[k];
 		uint32_t names = b->tuple ? b->n_names : 1;
 		if (nb + names > MAX_BIND)
-			return fail(st->err, -ENOTSUP, "%s: a property quantifies over more than %d names", st->name, MAX_BIND);
+			return mc_fail(st->err, -ENOTSUP, "%s: a property quantifies over more than %d names", st->name, MAX_BIND);
 		if (b->tuple) {
 			if (x->kind != SPT_SEQ || x->n != b->n_names)
-				return fail(st->err, -EINVAL, "%s:%u:%u: an element of the bound is not a tuple of %u", e->pos.file,
+				return mc_fail(st->err, -EINVAL, "%s:%u:%u: an element of the bound is not a tuple of %u", e->pos.file,
 					    e->pos.line, e->pos.col, b->n_names);
 			for (uint32_t t = 0; t < b->n_names; t++) {
 				st->c->slots[st->c->nb] = b->slots[t];
@@ -241,10 +231,10 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 		struct check_error *err)
 {
 	if (depth > 100)
-		return fail(err, -ENOTSUP, "%s: the property nests more than 100 deep", name);
+		return mc_fail(err, -ENOTSUP, "%s: the property nests more than 100 deep", name);
 	struct live *L = live_of(m);
 	if (!L)
-		return fail(err, -ENOMEM, "out of memory");
+		return mc_fail(err, -ENOMEM, "out of memory");
 	if (e->kind == A_AND) {
 		for (uint32_t i = 0; i < e->n; i++) {
 			int rc = walk(m, name, c, e->a[i], mode, depth + 1, err);
@@ -256,16 +246,16 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 	if (e->kind == A_FORALL && e->level == L_TEMPORAL) {
 		spt_val *sets[8];
 		if (e->n_bounds > 8)
-			return fail(err, -ENOTSUP, "%s: more than 8 bounds in a temporal \\A", name);
+			return mc_fail(err, -ENOTSUP, "%s: more than 8 bounds in a temporal \\A", name);
 		for (uint32_t i = 0; i < e->n_bounds; i++) {
 			if (!e->bounds[i].set)
-				return fail(err, -ENOTSUP, "%s:%u:%u: an unbounded \\A in a temporal formula", e->pos.file, e->pos.line,
+				return mc_fail(err, -ENOTSUP, "%s:%u:%u: an unbounded \\A in a temporal formula", e->pos.file, e->pos.line,
 					    e->pos.col);
 			int rc = eval_const(m, c, e->bounds[i].set, &sets[i], err);
 			if (rc)
 				return rc;
 			if (sets[i]->kind != SPT_SET)
-				return fail(err, -EINVAL, "%s:%u:%u: the bound of a temporal \\A is not a set", e->pos.file, e->pos.line,
+				return mc_fail(err, -EINVAL, "%s:%u:%u: the bound of a temporal \\A is not a set", e->pos.file, e->pos.line,
 					    e->pos.col);
 		}
 		struct forall_st st = { m, name, c, e, mode, depth, err, sets };
@@ -274,7 +264,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 	if (e->kind == A_NAME && e->ref == REF_DEF && e->r.def->level == L_TEMPORAL && !e->r.def->n_fbounds) {
 		const struct opdef *d = e->r.def;
 		if (d->higher_order || e->n != d->n_params || d->n_params > MAX_BIND)
-			return fail(err, -ENOTSUP, "%s:%u:%u: the temporal operator %s takes operator arguments", e->pos.file,
+			return mc_fail(err, -ENOTSUP, "%s:%u:%u: the temporal operator %s takes operator arguments", e->pos.file,
 				    e->pos.line, e->pos.col, d->name);
 		struct lctx inner = { d, d->n_params, { 0 }, { 0 }, c->guard, c->guard_neg };
 		for (uint32_t i = 0; i < d->n_params; i++) {
@@ -294,7 +284,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 			return add_check(m, c, name, e, strong ? LK_SF : LK_WF, -1, -1, step, en, err);
 		struct live_fair *nf = realloc(L->fair, (L->n_fair + 1) * sizeof(*nf));
 		if (!nf)
-			return fail(err, -ENOMEM, "out of memory");
+			return mc_fail(err, -ENOMEM, "out of memory");
 		L->fair = nf;
 		L->fair[L->n_fair++] = (struct live_fair){ strong, step, en };
 		return 0;
@@ -309,7 +299,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 		return 0;
 	}
 	if (mode == M_FAIRNESS)
-		return fail(err, -ENOTSUP, "%s:%u:%u: a fairness condition spectap does not read (%s)", e->pos.file, e->pos.line,
+		return mc_fail(err, -ENOTSUP, "%s:%u:%u: a fairness condition spectap does not read (%s)", e->pos.file, e->pos.line,
 			    e->pos.col, what(e));
 	struct mc_formula f;
 	int p, q;
@@ -351,7 +341,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 		return add_check(m, c, name, e, LK_INVARIANT, p, -1, -1, -1, err);
 	}
 	if (c->guard >= 0 && (state_level(e) || (is_temporal(e, T_ALWAYS, 1) && e->a[0]->kind == A_STUTTER)))
-		return fail(err, -ENOTSUP, "%s:%u:%u: the property %s has a safety part under IF or =>: spectap does not check it",
+		return mc_fail(err, -ENOTSUP, "%s:%u:%u: the property %s has a safety part under IF or =>: spectap does not check it",
 			    e->pos.file, e->pos.line, e->pos.col, name);
 	/* []<>X1 \/ []<>X2 \/ ...: X a state predicate or an action */
 	if (e->kind == A_OR && e->level == L_TEMPORAL) {
@@ -386,17 +376,17 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 	/* Safety parts under \A or a definition with parameters. */
 	if (state_level(e)) {
 		if (formula(m, name, c, e, &f) || push(&m->init_props, &f) < 0)
-			return fail(err, -ENOMEM, "out of memory");
+			return mc_fail(err, -ENOMEM, "out of memory");
 		return 0;
 	}
 	if (is_temporal(e, T_ALWAYS, 1) && state_level(e->a[0])) {
 		if (formula(m, name, c, e->a[0], &f) || push(&m->invariants, &f) < 0)
-			return fail(err, -ENOMEM, "out of memory");
+			return mc_fail(err, -ENOMEM, "out of memory");
 		return 0;
 	}
 	if (is_temporal(e, T_ALWAYS, 1) && e->a[0]->kind == A_STUTTER && e->a[0]->num == 0) {
 		if (formula(m, name, c, e->a[0], &f) || push(&m->action_props, &f) < 0)
-			return fail(err, -ENOMEM, "out of memory");
+			return mc_fail(err, -ENOMEM, "out of memory");
 		return 0;
 	}
 	/* <>P, <>[]P */
@@ -445,7 +435,7 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 			return -ENOTSUP;
 		return add_check(m, c, name, e, LK_LEADSTO, p, q, -1, -1, err);
 	}
-	return fail(err, -ENOTSUP,
+	return mc_fail(err, -ENOTSUP,
 		    "%s:%u:%u: the property %s has %s, which spectap does not check (liveness: <>P, []<>P, <>[]P, "
 		    "P ~> Q, WF/SF, under \\A and definitions, P a state predicate)",
 		    e->pos.file, e->pos.line, e->pos.col, name, what(e));

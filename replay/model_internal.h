@@ -69,6 +69,8 @@ struct mc_model {
 };
 
 int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_error *err);
+/* Fills err's message; returns rc (a negative errno). */
+int mc_fail(struct check_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void mc_model_free(struct mc_model *m);
 /* Evaluates f in in's current state (and next state, for an action): a Boolean. */
 int mc_eval_bool(struct interp *in, const struct mc_formula *f, bool *out);

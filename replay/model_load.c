@@ -15,8 +15,7 @@
 #include "liveness.h"
 #include "resolve.h"
 
-static int fail(struct check_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct check_error *err, int rc, const char *fmt, ...)
+int mc_fail(struct check_error *err, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -41,12 +40,12 @@ static const struct opdef *named_def(struct mc_model *m, const char *name, const
 {
 	struct symbol *s = module_lookup(spec_root(m->spec), name);
 	if (!s || s->kind != SYM_DEF) {
-		fail(err, -EINVAL, "%s:%u: the %s %s specified in the configuration file is not defined in the specification",
+		mc_fail(err, -EINVAL, "%s:%u: the %s %s specified in the configuration file is not defined in the specification",
 		     m->cfg->path, line, what, name);
 		return NULL;
 	}
 	if (s->def->n_params || s->def->n_fbounds) {
-		fail(err, -EINVAL, "%s:%u: the %s %s takes arguments: TLC requires one without", m->cfg->path, line, what, name);
+		mc_fail(err, -EINVAL, "%s:%u: the %s %s takes arguments: TLC requires one without", m->cfg->path, line, what, name);
 		return NULL;
 	}
 	return s->def;
@@ -99,7 +98,7 @@ static int conjuncts(struct mc_model *m, const char *name, const struct opdef *o
 		     int depth, struct check_error *err)
 {
 	if (depth > 100)
-		return fail(err, -EINVAL, "%s: the formula nests definitions more than 100 deep", name);
+		return mc_fail(err, -EINVAL, "%s: the formula nests definitions more than 100 deep", name);
 	if (e->kind == A_AND) {
 		for (uint32_t i = 0; i < e->n; i++) {
 			int rc = conjuncts(m, name, owner, e->a[i], fn, depth + 1, err);
@@ -136,7 +135,7 @@ static int spec_part(struct mc_model *m, const char *name, const struct opdef *o
 		return 0; /* the initial states: enumerated from the whole formula (its temporal parts skipped) */
 	case P_BOX_ACTION:
 		if (m->has_next)
-			return fail(err, -EINVAL, "%s: the specification %s has more than one [][A]_v conjunct (TLC allows one)",
+			return mc_fail(err, -EINVAL, "%s: the specification %s has more than one [][A]_v conjunct (TLC allows one)",
 				    m->cfg->path, name);
 		m->has_next = true;
 		m->next = (struct mc_formula){ name, owner, e->a[0]->a[0] };
@@ -146,7 +145,7 @@ static int spec_part(struct mc_model *m, const char *name, const struct opdef *o
 	default:
 		if (e->level == L_TEMPORAL && (e->kind == A_UNSUPPORTED || e->kind == A_FORALL || e->kind == A_NAME))
 			return live_fairness(m, name, owner, e, err); /* <>[][A]_v (under \A): a condition on cycles */
-		return fail(err, -ENOTSUP,
+		return mc_fail(err, -ENOTSUP,
 			    "%s:%u:%u: the specification %s has a conjunct with %s, which spectap does not model check "
 			    "(only Init /\\ [][Next]_v /\\ fairness)",
 			    e->pos.file, e->pos.line, e->pos.col, name, describe(e));
@@ -238,7 +237,7 @@ static int named_list(struct mc_model *m, const struct cfg_names *ns, const char
 		if (!d)
 			return -EINVAL;
 		if (d->level > max)
-			return fail(err, -EINVAL, "%s:%u: the %s %s is not a %s", m->cfg->path, ns->lines[i], what, ns->names[i],
+			return mc_fail(err, -EINVAL, "%s:%u: the %s %s is not a %s", m->cfg->path, ns->lines[i], what, ns->names[i],
 				    max == L_STATE ? "state predicate (one with no primes or temporal operators)"
 						   : "action (one without temporal operators)");
 		if (push(out, ns->names[i], d, d->body))
@@ -258,10 +257,10 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 	m->vars = checker_vars(m->ck, &m->n_vars);
 	const struct cfg *c = m->cfg;
 	if (!c->path)
-		return fail(err, -EINVAL, "%s: model checking needs a cfg (INIT and NEXT, or SPECIFICATION): give --cfg",
+		return mc_fail(err, -EINVAL, "%s: model checking needs a cfg (INIT and NEXT, or SPECIFICATION): give --cfg",
 			    o->spec_path);
 	if (c->spec && (c->init || c->next))
-		return fail(err, -EINVAL, "%s: the configuration file cannot specify both INIT/NEXT and SPECIFICATION fields",
+		return mc_fail(err, -EINVAL, "%s: the configuration file cannot specify both INIT/NEXT and SPECIFICATION fields",
 			    c->path);
 	const struct opdef *d;
 	if (c->spec) {
@@ -285,7 +284,7 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 		m->next = (struct mc_formula){ c->next, d, d->body };
 	}
 	if (m->n_vars && !m->has_init)
-		return fail(err, -EINVAL, "%s: the configuration file did not specify the initial state predicate", c->path);
+		return mc_fail(err, -EINVAL, "%s: the configuration file did not specify the initial state predicate", c->path);
 	if ((rc = named_list(m, &(struct cfg_names){ (const char **)c->invariants, c->invariant_lines, c->n_invariants },
 			     "invariant", L_STATE, &m->invariants, err)))
 		return rc;
@@ -308,7 +307,7 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 		m->expand_props.n--;
 	}
 	if ((m->invariants.n || m->action_props.n) && m->n_vars && !m->has_next)
-		return fail(err, -EINVAL, "%s: the configuration file did not specify the next state predicate", c->path);
+		return mc_fail(err, -EINVAL, "%s: the configuration file did not specify the next state predicate", c->path);
 	if ((rc = named_list(m, &c->constraints, "constraint", L_STATE, &m->constraints, err)) ||
 	    (rc = named_list(m, &c->action_constraints, "action constraint", L_ACTION, &m->action_constraints, err)) ||
 	    (rc = named_list(m, &c->postconditions, "post condition", L_STATE, &m->postconditions, err)))
@@ -330,7 +329,7 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 		for (uint32_t i = 0; i < lists[k]->n; i++) {
 			uint64_t *bits = spt_arena_alloc(spec_arena(m->spec), words * sizeof(*bits));
 			if (!bits)
-				return fail(err, -ENOMEM, "out of memory");
+				return mc_fail(err, -ENOMEM, "out of memory");
 			memset(bits, 0, words * sizeof(*bits));
 			if (frames_reads(m->spec, lists[k]->f[i].e, bits) == 0)
 				lists[k]->f[i].reads = bits;
@@ -390,12 +389,12 @@ int mc_check_assumptions(struct mc_model *m, struct interp *in, struct mc_result
 			ev_clear_error(&in->ev);
 			if (eval_call(in, a, NULL, 0, &v)) {
 				const struct eval_error *e = &in->ev.err;
-				return fail(err, -EINVAL, "%s:%u:%u: evaluating the ASSUME at %s:%u:%u: %s",
+				return mc_fail(err, -EINVAL, "%s:%u:%u: evaluating the ASSUME at %s:%u:%u: %s",
 					    e->pos.file ? e->pos.file : a->pos.file, e->pos.line, e->pos.col, a->pos.file,
 					    a->pos.line, a->pos.col, e->msg);
 			}
 			if (v->kind != SPT_BOOL)
-				return fail(err, -EINVAL, "%s:%u:%u: the ASSUME is %s, not a Boolean", a->pos.file, a->pos.line,
+				return mc_fail(err, -EINVAL, "%s:%u:%u: the ASSUME is %s, not a Boolean", a->pos.file, a->pos.line,
 					    a->pos.col, ev_show(&in->ev, v));
 			if (!v->u.b) {
 				r->verdict = MC_ASSUMPTION;

@@ -418,6 +418,28 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 	return in;
 }
 
+/* I == INSTANCE M WITH ...: the instance, as the symbol I of m. A name that already is an
+ * instance of m is left as it is when known_ok (the same LET in another definition). */
+static int named_instance(struct spec *s, struct parse_ctx *pc, struct module *m, const char *src, TSNode u,
+			  struct spec_error *err, int depth, struct src_pos pos, bool known_ok)
+{
+	TSNode name = named_field(u, "name"), def = named_field(u, "definition");
+	if (ts_node_named_child_count(u) > 3) {
+		set_err(err, m->path, pos.line, pos.col, "parameterized instances (I(x) == INSTANCE ...) are not supported");
+		return -EINVAL;
+	}
+	uint32_t a = ts_node_start_byte(name), b = ts_node_end_byte(name);
+	const char *iname = spec_intern(s, src + a, b - a);
+	struct symbol *old = known_ok ? module_lookup(m, iname) : NULL;
+	if (old && old->kind == SYM_INSTANCE)
+		return 0;
+	struct instance *in = load_instance(s, pc, m, src, def, err, depth);
+	if (!in)
+		return -EINVAL;
+	struct symbol sym = { .name = iname, .kind = SYM_INSTANCE, .inst = in, .module = m };
+	return add_symbol(s, m, &sym, err, pos);
+}
+
 /* LET I == INSTANCE M WITH ... IN ...: an instance of the module, as if named at module level
  * (its substitutions are expressions of the module; a LET-local name in them is unknown). */
 static int let_instances(struct spec *s, struct parse_ctx *pc, struct module *m, const char *src, TSNode n,
@@ -430,22 +452,8 @@ static int let_instances(struct spec *s, struct parse_ctx *pc, struct module *m,
 		TSNode ch = ts_node_named_child(n, i);
 		if (level > 0 && !strcmp(ts_node_type(ch), "module_definition")) {
 			TSPoint p = ts_node_start_point(ch);
-			struct src_pos pos = { m->path, p.row + 1, p.column + 1 };
-			TSNode name = named_field(ch, "name"), def = named_field(ch, "definition");
-			if (ts_node_named_child_count(ch) > 3) {
-				set_err(err, m->path, pos.line, pos.col, "parameterized instances (I(x) == INSTANCE ...) are not supported");
-				return -EINVAL;
-			}
-			uint32_t a = ts_node_start_byte(name), b = ts_node_end_byte(name);
-			const char *iname = spec_intern(s, src + a, b - a);
-			struct symbol *old = module_lookup(m, iname);
-			if (old && old->kind == SYM_INSTANCE)
-				continue; /* the same LET in another definition */
-			struct instance *in = load_instance(s, pc, m, src, def, err, depth);
-			if (!in)
-				return -EINVAL;
-			struct symbol sym = { .name = iname, .kind = SYM_INSTANCE, .inst = in, .module = m };
-			int rc = add_symbol(s, m, &sym, err, pos);
+			int rc = named_instance(s, pc, m, src, ch, err, depth, (struct src_pos){ m->path, p.row + 1, p.column + 1 },
+						true);
 			if (rc)
 				return rc;
 			continue;
@@ -567,19 +575,8 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 		struct symbol sym = { .name = d->name, .kind = SYM_DEF, .def = d, .module = m };
 		return add_symbol(s, m, &sym, err, pos);
 	}
-	if (!strcmp(t, "module_definition")) {
-		TSNode name = named_field(u, "name"), def = named_field(u, "definition");
-		if (ts_node_named_child_count(u) > 3) {
-			set_err(err, m->path, pos.line, pos.col, "parameterized instances (I(x) == INSTANCE ...) are not supported");
-			return -EINVAL;
-		}
-		struct instance *in = load_instance(s, pc, m, src, def, err, depth);
-		if (!in)
-			return -EINVAL;
-		uint32_t a = ts_node_start_byte(name), b = ts_node_end_byte(name);
-		struct symbol sym = { .name = spec_intern(s, src + a, b - a), .kind = SYM_INSTANCE, .inst = in, .module = m };
-		return add_symbol(s, m, &sym, err, pos);
-	}
+	if (!strcmp(t, "module_definition"))
+		return named_instance(s, pc, m, src, u, err, depth, pos, false);
 	if (!strcmp(t, "instance")) {
 		struct instance *in = load_instance(s, pc, m, src, u, err, depth);
 		if (!in)

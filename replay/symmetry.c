@@ -249,21 +249,12 @@ spt_val *sym_apply(struct spt_arena *a, const struct sym_group *g, uint32_t p, s
 
 /* ---- fingerprints of orbits ---- */
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
 
 static uint64_t chain(spt_val *const *vals, uint32_t n, const uint64_t *from, const uint64_t *to, uint32_t m)
 {
 	uint64_t h = 0x243f6a8885a308d3ull;
 	for (uint32_t i = 0; i < n; i++)
-		h = mix(h + spt_hash_renamed(vals[i], from, to, m) + i);
+		h = fp_mix(h + spt_hash_renamed(vals[i], from, to, m) + i);
 	return h;
 }
 
@@ -316,7 +307,7 @@ uint64_t sym_fingerprint(const struct sym_group *g, spt_val *const *vals, uint32
 	uint64_t to[MAX_SYM_MV], inv[MAX_SYM_MV];
 	for (uint32_t i = 0; i < m; i++) {
 		for (uint32_t j = 0; j < m; j++)
-			to[j] = j == i ? 0x6d61726b6d61726bull : mix(0x616e6f6e + g->cls[j]);
+			to[j] = j == i ? 0x6d61726b6d61726bull : fp_mix(0x616e6f6e + g->cls[j]);
 		inv[i] = chain(vals, n, g->mv_hash, to, m);
 	}
 	/* order: the values sorted by (class, part); slot: the index each position renames to. */

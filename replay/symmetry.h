@@ -7,6 +7,18 @@
 
 #include "interp.h"
 
+/* The avalanche that fingerprints of states use, in the search (bfs.c) and for the permuted
+ * states of a symmetry (symmetry.c): both must compute the same fingerprint for a state. */
+static inline uint64_t fp_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
 struct sym_group {
 	spt_val **mv;      /* the model values permuted, sorted */
 	uint32_t n_mv;
