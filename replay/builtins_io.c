@@ -133,17 +133,28 @@ static char *read_all(const char *path, size_t *len)
 	return b.p;
 }
 
+/* The text of the file op's argument names (malloc'd, NUL-terminated), into *text; its name in
+ * path (PATH_BUF bytes). */
+#define PATH_BUF 4096
+static int read_arg_file(struct ev *ev, const struct ast *at, const char *op, spt_val *arg, char *path, char **text,
+			 size_t *len)
+{
+	if (path_arg(ev, at, op, arg, path, PATH_BUF))
+		return EVAL_ERR;
+	if (!(*text = read_all(path, len)))
+		return ev_fail(ev, at, "%s: cannot read %s: %s", op, path, strerror(errno));
+	return 0;
+}
+
 /* ndJsonDeserialize(path): one value per non-empty line, as a sequence. */
 BI(bi_nd_json_deserialize)
 {
 	(void)n;
-	char path[4096];
-	if (path_arg(ev, at, "ndJsonDeserialize", args[0], path, sizeof(path)))
-		return EVAL_ERR;
+	char path[PATH_BUF];
 	size_t len;
-	char *text = read_all(path, &len);
-	if (!text)
-		return ev_fail(ev, at, "ndJsonDeserialize: cannot read %s: %s", path, strerror(errno));
+	char *text;
+	if (read_arg_file(ev, at, "ndJsonDeserialize", args[0], path, &text, &len))
+		return EVAL_ERR;
 	size_t cap = 1024, count = 0;
 	spt_val **e = malloc(cap * sizeof(*e));
 	int rc = 0;
@@ -192,13 +203,11 @@ BI(bi_nd_json_deserialize)
 BI(bi_json_deserialize)
 {
 	(void)n;
-	char path[4096];
-	if (path_arg(ev, at, "JsonDeserialize", args[0], path, sizeof(path)))
-		return EVAL_ERR;
+	char path[PATH_BUF];
 	size_t len;
-	char *text = read_all(path, &len);
-	if (!text)
-		return ev_fail(ev, at, "JsonDeserialize: cannot read %s: %s", path, strerror(errno));
+	char *text;
+	if (read_arg_file(ev, at, "JsonDeserialize", args[0], path, &text, &len))
+		return EVAL_ERR;
 	spt_val *v;
 	struct spt_json_error je = { 0 };
 	int rc = 0;
