@@ -65,7 +65,6 @@ struct mc_model {
 	int cursor_offset;
 	struct mc_formula log;
 	uint32_t cursor_prop;          /* the property in expand_props it comes from */
-	const char *cursor_prop_name;  /* with --trace-spec: that property, decided by the cursor */
 };
 
 int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_error *err);

@@ -301,7 +301,6 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 		 * not by the property's TLCGet("queue") = 1, which holds only while one state is left
 		 * per line: with hidden state the search carries several. */
 		uint32_t i = m->cursor_prop;
-		m->cursor_prop_name = m->expand_props.f[i].name;
 		memmove(&m->expand_props.f[i], &m->expand_props.f[i + 1], (m->expand_props.n - i - 1) * sizeof(m->expand_props.f[0]));
 		memmove(&m->expand_b[i], &m->expand_b[i + 1], (m->expand_props.n - i - 1) * sizeof(m->expand_b[0]));
 		m->expand_props.n--;
