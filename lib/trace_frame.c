@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 void frame_put_magic(struct spt_buf *b, uint32_t version)
 {
@@ -47,6 +48,16 @@ int frame_get_footer(const uint8_t *p, size_t len, uint64_t *index_off, uint32_t
 	*index_off = (uint64_t)get_le32(f + 8) | (uint64_t)get_le32(f + 12) << 32;
 	*index_len = get_le32(f + 16);
 	return 0;
+}
+
+bool frame_is_torn(const uint8_t *p, size_t len)
+{
+	if (len < 8)
+		return true;
+	if ((get_le32(p) & 0xFFFFFFF0u) == SPT_MAGIC_FRAME_ID)
+		return 8 + (uint64_t)get_le32(p + 4) > len;
+	size_t fl = ZSTD_findFrameCompressedSize(p, len);
+	return ZSTD_isError(fl) && ZSTD_getErrorCode(fl) == ZSTD_error_srcSize_wrong;
 }
 
 int frame_decode(ZSTD_DCtx *dctx, const uint8_t *p, size_t len, struct spt_buf *out,

@@ -25,6 +25,9 @@ void frame_put_footer(struct spt_buf *b, uint64_t index_off, uint32_t index_len)
 /* 0 when the file's last SPT_FOOTER_LEN bytes are a footer; fills the index location. */
 int frame_get_footer(const uint8_t *p, size_t len, uint64_t *index_off, uint32_t *index_len);
 
+/* Whether the frame at p runs past the end (len bytes left): a writer stopped while writing it. */
+bool frame_is_torn(const uint8_t *p, size_t len);
+
 /*
  * Finds the zstd frame at p and decompresses it into out (replacing its content). Checks the
  * frame has a content size and a checksum, both verified. 0 and *frame_len, or -EBADMSG with a

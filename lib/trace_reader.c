@@ -1,6 +1,7 @@
 /* Reader of *.spt traces: index when the file was closed cleanly, recovery by scanning if not. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,12 @@
 #include "trace_codec.h"
 #include "trace_frame.h"
 
+/* A chunk, or (bad) a damaged stretch of the file standing for the chunks it held: its events
+ * are those ordinals, unreadable. */
 struct chunk_ref {
 	uint64_t offset, length, first_event, events, ts_min, ts_max;
+	uint64_t chunk_no; /* the writer's number of the chunk (its trailer's) */
+	bool bad;
 };
 
 struct spt_reader {
@@ -103,11 +108,11 @@ static int push_event(struct spt_reader *r, struct spt_event **out)
 /*
  * Decodes and checks the frame at off. A chunk's events go to r->evs (and its loss records to
  * r->losses when keep_losses). The whole frame is checked before anything is used, so a damaged
- * chunk yields no event. -EBADMSG with why filled when the frame is bad.
+ * chunk yields no event; out->ref holds the trailer's chunk number and first event, which the
+ * caller compares with where the chunk stands. -EBADMSG with why filled when the frame is bad.
  */
-static int parse_frame(struct spt_reader *r, uint64_t off, uint64_t expect_chunk,
-		       uint64_t expect_first, bool keep_losses, struct parsed *out, char *why,
-		       size_t why_len)
+static int parse_frame(struct spt_reader *r, uint64_t off, bool keep_losses, struct parsed *out,
+		       char *why, size_t why_len)
 {
 	int rc;
 	spt_arena_reset(&r->arena);
@@ -200,20 +205,83 @@ static int parse_frame(struct spt_reader *r, uint64_t off, uint64_t expect_chunk
 			ts_max = r->evs[i].ts_ns;
 	}
 	if (trailer->entries != entries || trailer->events != r->n_evs ||
-	    trailer->chunk != expect_chunk || trailer->first_event != expect_first ||
 	    trailer->lost_in_chunk != lost || trailer->ts_min != ts_min || trailer->ts_max != ts_max) {
 		snprintf(why, why_len, "chunk trailer disagrees with its content");
 		rc = -EBADMSG;
 		goto bad;
 	}
 	out->kind = FRAME_CHUNK;
-	out->ref = (struct chunk_ref){ off, out->frame_len, expect_first, r->n_evs, trailer->ts_min,
-				       trailer->ts_max };
+	out->ref = (struct chunk_ref){ .offset = off,
+				       .length = out->frame_len,
+				       .first_event = trailer->first_event,
+				       .events = r->n_evs,
+				       .ts_min = trailer->ts_min,
+				       .ts_max = trailer->ts_max,
+				       .chunk_no = trailer->chunk };
 	return 0;
 bad:
 	r->n_losses = n_loss_before;
 	r->n_evs = 0;
 	return rc == -ENOMEM ? rc : -EBADMSG;
+}
+
+/* Counts a damaged stretch of len bytes at off that held chunks chunks and events events. */
+static void mark_damage(struct spt_reader *r, uint64_t off, uint64_t len, uint64_t chunks,
+			uint64_t events, const char *why)
+{
+	if (!r->info.damaged) {
+		r->info.damage_offset = off;
+		snprintf(r->info.damage, sizeof(r->info.damage), "%s", why);
+	}
+	r->info.damaged = true;
+	r->info.damaged_bytes += len;
+	r->info.damaged_chunks += chunks;
+	r->info.damaged_events += events;
+}
+
+static bool is_skippable(const uint8_t *p, size_t len)
+{
+	return len >= 8 && (get_le32(p) & 0xFFFFFFF0u) == 0x184D2A50u;
+}
+
+/* Where a frame could start after off: a zstd or skippable frame's magic; r->size if none. */
+static uint64_t next_magic(const struct spt_reader *r, uint64_t off)
+{
+	for (uint64_t i = off; i + 4 <= r->size; i++) {
+		const uint8_t *p = r->map + i;
+		if ((p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD) ||
+		    ((p[0] & 0xF0) == 0x50 && p[1] == 0x2A && p[2] == 0x4D && p[3] == 0x18))
+			return i;
+	}
+	return r->size;
+}
+
+/*
+ * After a bad frame at off: the next frame that is an intact chunk standing at or after the
+ * expected chunk and event (or the index), as `zstd -d` would resynchronise. 0 and *at and *p,
+ * 1 when nothing intact follows, -ENOMEM.
+ */
+static int resync(struct spt_reader *r, uint64_t off, uint64_t chunk, uint64_t event, uint64_t *at,
+		  struct parsed *p)
+{
+	char why[200];
+	for (uint64_t cand = next_magic(r, off + 1); cand < r->size; cand = next_magic(r, cand + 1)) {
+		if (is_skippable(r->map + cand, r->size - cand))
+			continue; /* the footer: the index frame before it was found or is damaged too */
+		size_t n_losses = r->n_losses;
+		int rc = parse_frame(r, cand, true, p, why, sizeof(why));
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc)
+			continue;
+		if (p->kind == FRAME_INDEX ||
+		    (p->kind == FRAME_CHUNK && p->ref.chunk_no >= chunk && p->ref.first_event >= event)) {
+			*at = cand;
+			return 0;
+		}
+		r->n_losses = n_losses; /* a stray chunk (copied in?): its losses are not this trace's */
+	}
+	return 1;
 }
 
 static int add_chunk(struct spt_reader *r, const struct chunk_ref *c)
@@ -230,53 +298,79 @@ static int add_chunk(struct spt_reader *r, const struct chunk_ref *c)
 	return 0;
 }
 
-static void mark_damage(struct spt_reader *r, uint64_t off, const char *why)
-{
-	r->info.damaged = true;
-	r->info.damage_offset = off;
-	r->info.damaged_bytes = r->size - off;
-	snprintf(r->info.damage, sizeof(r->info.damage), "%s", why);
-}
-
-static bool is_skippable(const uint8_t *p, size_t len)
-{
-	return len >= 8 && (get_le32(p) & 0xFFFFFFF0u) == 0x184D2A50u;
-}
-
-/* Finds chunks by reading every frame; stops at the index frame or the first bad frame. */
+/*
+ * Finds chunks by reading every frame, up to the index frame. A bad frame costs the chunks up to
+ * the next intact one, whose trailer says how many chunks and events were lost; damage with
+ * nothing intact after it ends the file (its events unknown).
+ */
 static int scan(struct spt_reader *r)
 {
-	uint64_t off = r->data_start, events = 0;
+	uint64_t off = r->data_start, events = 0, chunk_no = 0, data_end = off;
 	char why[200];
+	int rc;
 	r->info.recovered = true;
 	while (off < r->size) {
+		struct parsed p;
+		bool torn_skip = false;
 		if (is_skippable(r->map + off, r->size - off)) {
 			uint64_t len = 8 + (uint64_t)get_le32(r->map + off + 4);
-			if (len > r->size - off) {
-				mark_damage(r, off, "torn skippable frame");
-				break;
+			if (len <= r->size - off) {
+				off += len;
+				continue;
 			}
-			off += len;
-			continue;
+			snprintf(why, sizeof(why), "torn skippable frame");
+			torn_skip = true;
 		}
-		struct parsed p;
-		int rc = parse_frame(r, off, r->n_chunks, events, true, &p, why, sizeof(why));
+		size_t n_losses = r->n_losses;
+		rc = torn_skip ? -EBADMSG : parse_frame(r, off, true, &p, why, sizeof(why));
 		if (rc == -ENOMEM)
 			return rc;
+		if (!rc && p.kind == FRAME_CHUNK && (p.ref.chunk_no != chunk_no || p.ref.first_event != events)) {
+			snprintf(why, sizeof(why), "chunk %" PRIu64 " stands where chunk %" PRIu64 " should",
+				 p.ref.chunk_no, chunk_no);
+			r->n_losses = n_losses;
+			rc = -EBADMSG;
+		}
 		if (rc) {
-			mark_damage(r, off, why);
-			break;
+			uint64_t at;
+			if ((rc = resync(r, off, chunk_no, events, &at, &p)) < 0)
+				return rc;
+			if (rc) {
+				if (frame_is_torn(r->map + off, r->size - off)) {
+					r->info.torn_bytes = r->size - off;
+				} else {
+					mark_damage(r, off, r->size - off, 0, 0, why);
+					r->info.damaged_tail = true;
+				}
+				break;
+			}
+			uint64_t lost_chunks, lost_events;
+			if (p.kind == FRAME_INDEX) {
+				lost_chunks = p.idx->n_chunks > chunk_no ? p.idx->n_chunks - chunk_no : 0;
+				lost_events = p.idx->events > events ? p.idx->events - events : 0;
+			} else {
+				lost_chunks = p.ref.chunk_no - chunk_no;
+				lost_events = p.ref.first_event - events;
+			}
+			mark_damage(r, off, at - off, lost_chunks, lost_events, why);
+			struct chunk_ref gap = { .offset = off, .length = at - off, .first_event = events,
+						 .events = lost_events, .chunk_no = chunk_no, .bad = true };
+			if ((rc = add_chunk(r, &gap)))
+				return rc;
+			events += lost_events;
+			chunk_no += lost_chunks;
+			off = at;
 		}
-		if (p.kind == FRAME_INDEX) {
-			off += p.frame_len;
+		if (p.kind == FRAME_INDEX)
 			break;
-		}
 		if ((rc = add_chunk(r, &p.ref)))
 			return rc;
 		events += p.ref.events;
+		chunk_no++;
 		off += p.frame_len;
+		data_end = off;
 	}
-	r->info.data_bytes = r->info.damaged ? r->info.damage_offset : off;
+	r->info.data_bytes = data_end;
 	r->info.events = events;
 	r->cur = SIZE_MAX;
 	return 0;
@@ -293,7 +387,7 @@ static int try_index(struct spt_reader *r)
 	    ioff > r->size - SPT_FOOTER_LEN || ilen != r->size - SPT_FOOTER_LEN - ioff)
 		return 0;
 	struct parsed p;
-	int rc = parse_frame(r, ioff, 0, 0, false, &p, why, sizeof(why));
+	int rc = parse_frame(r, ioff, false, &p, why, sizeof(why));
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc || p.kind != FRAME_INDEX || p.frame_len != ilen)
@@ -311,7 +405,8 @@ static int try_index(struct spt_reader *r)
 		goto inconsistent;
 	for (size_t i = 0; i < idx->n_chunks; i++) {
 		const Spectap__Trace__IndexChunk *c = idx->chunks[i];
-		struct chunk_ref ref = { c->offset, c->length, c->first_event, c->events, c->ts_min, c->ts_max };
+		struct chunk_ref ref = { .offset = c->offset, .length = c->length, .first_event = c->first_event,
+					 .events = c->events, .ts_min = c->ts_min, .ts_max = c->ts_max, .chunk_no = i };
 		if ((rc = add_chunk(r, &ref)))
 			return rc;
 	}
@@ -479,32 +574,50 @@ size_t spt_reader_losses(const struct spt_reader *r, const struct spt_loss **out
 	return r->n_losses;
 }
 
-/* Loads chunk i; a bad chunk truncates the trace there (0 returned, nothing loaded). */
+/* Loads chunk i: 1, 0 when it is damaged (counted, marked bad, nothing loaded), or -ENOMEM. */
 static int load_chunk(struct spt_reader *r, size_t i)
 {
 	if (r->cur == i)
 		return 1;
+	struct chunk_ref *c = &r->chunks[i];
+	if (c->bad)
+		return 0;
 	struct parsed p;
 	char why[200];
-	const struct chunk_ref *c = &r->chunks[i];
-	int rc = parse_frame(r, c->offset, i, c->first_event, false, &p, why, sizeof(why));
+	int rc = parse_frame(r, c->offset, false, &p, why, sizeof(why));
 	if (rc == -ENOMEM)
 		return rc;
 	if (!rc && (p.kind != FRAME_CHUNK || p.frame_len != c->length || p.ref.events != c->events ||
+		    p.ref.chunk_no != c->chunk_no || p.ref.first_event != c->first_event ||
 		    p.ref.ts_min != c->ts_min || p.ref.ts_max != c->ts_max)) {
 		snprintf(why, sizeof(why), "chunk disagrees with the index");
 		rc = -EBADMSG;
 	}
 	if (rc) {
-		mark_damage(r, c->offset, why);
-		r->info.events = c->first_event;
-		r->info.data_bytes = c->offset;
-		r->n_chunks = i;
-		r->info.chunks = i;
+		c->bad = true;
+		mark_damage(r, c->offset, c->length, 1, c->events, why);
 		return 0;
 	}
 	r->cur = i;
 	return 1;
+}
+
+/* Loads the first readable chunk from i on, positioned at pos (0 when it is a later chunk):
+ * 1, 0 when none is left (positioned at the end), -ENOMEM. */
+static int load_from(struct spt_reader *r, size_t i, size_t pos)
+{
+	for (; i < r->n_chunks; i++, pos = 0) {
+		int rc = load_chunk(r, i);
+		if (rc < 0)
+			return rc;
+		if (rc) {
+			r->pos = pos;
+			return 1;
+		}
+	}
+	r->cur = SIZE_MAX;
+	r->pos = SIZE_MAX;
+	return 0;
 }
 
 int spt_reader_next(struct spt_reader *r, const struct spt_event **ev)
@@ -514,20 +627,11 @@ int spt_reader_next(struct spt_reader *r, const struct spt_event **ev)
 			*ev = &r->evs[r->pos++];
 			return 1;
 		}
-		size_t next = r->cur == SIZE_MAX ? 0 : r->cur + 1;
 		if (r->cur == SIZE_MAX && r->pos == SIZE_MAX)
 			return 0; /* positioned at the end */
-		if (next >= r->n_chunks) {
-			r->cur = SIZE_MAX;
-			r->pos = SIZE_MAX;
-			return 0;
-		}
-		int rc = load_chunk(r, next);
-		if (rc <= 0) {
-			r->pos = SIZE_MAX;
+		int rc = load_from(r, r->cur == SIZE_MAX ? 0 : r->cur + 1, 0);
+		if (rc <= 0)
 			return rc;
-		}
-		r->pos = 0;
 	}
 }
 
@@ -558,15 +662,8 @@ int spt_reader_seek_event(struct spt_reader *r, uint64_t n)
 	/* Skip empty chunks that share the first_event. */
 	while (lo + 1 < r->n_chunks && r->chunks[lo].first_event + r->chunks[lo].events <= n)
 		lo++;
-	int rc = load_chunk(r, lo);
-	if (rc < 0)
-		return rc;
-	if (rc == 0) {
-		r->pos = SIZE_MAX;
-		return -EBADMSG;
-	}
-	r->pos = (size_t)(n - r->chunks[lo].first_event);
-	return 0;
+	int rc = load_from(r, lo, (size_t)(n - r->chunks[lo].first_event));
+	return rc < 0 ? rc : 0;
 }
 
 int spt_reader_seek_time(struct spt_reader *r, uint64_t ts)
@@ -578,7 +675,7 @@ int spt_reader_seek_time(struct spt_reader *r, uint64_t ts)
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
-			break;
+			continue;
 		for (size_t k = 0; k < r->n_evs; k++) {
 			if (r->evs[k].ts_ns >= ts) {
 				r->pos = k;

@@ -132,7 +132,7 @@ static void report_text(const struct tally *t)
 		printf("  ... %" PRIu64 " more failing windows (--max-failures)\n", t->windows - t->passed - t->n_fails);
 }
 
-void check_report(struct cli *c, const struct tally *ts, size_t n)
+void check_report(struct cli *c, const struct tally *ts, size_t n, const struct spt_trace_info *damage)
 {
 	double sum = 0;
 	size_t with = 0;
@@ -151,6 +151,8 @@ void check_report(struct cli *c, const struct tally *ts, size_t n)
 			report_json(&ts[i]);
 		}
 		printf("},\"peak_rss_kb\":%ld", ru.ru_maxrss);
+		if (damage)
+			cli_json_damage(stdout, damage);
 		if (with)
 			printf(",\"score\":%g}\n", sum / (double)with);
 		else
@@ -163,6 +165,11 @@ void check_report(struct cli *c, const struct tally *ts, size_t n)
 		printf("score: none (no windows: actions without windows are left out)\n");
 	else
 		printf("score: %g (mean over %zu action%s with windows)\n", sum / (double)with, with, with == 1 ? "" : "s");
+	if (damage && damage->damaged)
+		printf("trace DAMAGED: %" PRIu64 " chunks (%" PRIu64 " events)%s could not be read: their windows are "
+		       "missing from these verdicts\n",
+		       damage->damaged_chunks, damage->damaged_events,
+		       damage->damaged_tail ? " and the end of the file" : "");
 }
 
 void check_oom_hint(char *msg, size_t size)

@@ -30,7 +30,8 @@ int check_diagnose(const char *action, const struct window_result *r, struct fai
 /* Keeps a failure in t (taking f's strings). 0 or -ENOMEM. */
 int tally_add_failure(struct tally *t, struct failure *f);
 /* Per action, then the score: the mean over actions that have windows. */
-void check_report(struct cli *c, const struct tally *ts, size_t n);
+/* The verdicts; damage (NULL when no trace was read) is said in them. */
+void check_report(struct cli *c, const struct tally *ts, size_t n, const struct spt_trace_info *damage);
 void tally_free(struct tally *t);
 /* Appends to an "out of memory" message what ran out and what to try. */
 void check_oom_hint(char *msg, size_t size);

@@ -393,8 +393,8 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 	if (out == CLI_OK) {
 		for (size_t i = 0; i < nt; i++)
 			ts[i].seconds = secs; /* one pass checks every action */
-		cli_warn_damage(c, o->path, r);
-		check_report(c, ts, nt);
+		check_report(c, ts, nt, spt_reader_info(r));
+		out = cli_damage_exit(c, o->path, r, out);
 	}
 	for (size_t i = 0; i < nt; i++)
 		tally_free(&ts[i]);

@@ -64,6 +64,11 @@ int check_whole_map(struct cli *c, const struct check_model_opts *o, const char 
 		goto out;
 	}
 	cli_warn_damage(c, trace, r);
+	if (spt_reader_info(r)->damaged && !c->allow_damage) {
+		rc = cli_fail(c, "%s is damaged: a behaviour with the lost events' steps missing cannot be checked "
+			      "whole (--allow-damage checks the windows read as if they were the whole trace)", trace);
+		goto out;
+	}
 	if (!col.n) {
 		rc = cli_fail(c, "%s: the mapping %s makes no window of it: nothing to check", trace, map);
 		goto out;

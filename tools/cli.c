@@ -281,8 +281,9 @@ int cli_open_trace(struct cli *c, const char *path, struct spt_reader **r)
 	const struct spt_trace_info *i = spt_reader_info(*r);
 	if (i->recovered && !c->json)
 		cli_warn(c, "%s was not closed cleanly (no index): recovered %" PRIu64
-			    " events in %" PRIu64 " complete chunks by scanning",
-			 path, i->events, i->chunks);
+			    " events in %" PRIu64 " complete chunks by scanning%s",
+			 path, i->events, i->chunks,
+			 i->torn_bytes ? "; the last frame was cut short (its writer stopped while writing it)" : "");
 	cli_warn_damage(c, path, *r);
 	return CLI_OK;
 }
@@ -291,12 +292,45 @@ void cli_warn_damage(struct cli *c, const char *path, const struct spt_reader *r
 {
 	const struct spt_trace_info *i = spt_reader_info(r);
 	static const struct spt_reader *warned;
-	if (!i->damaged || warned == r)
+	static uint64_t warned_bytes;
+	if (!i->damaged || (warned == r && warned_bytes == i->damaged_bytes))
 		return;
 	warned = r;
-	cli_warn(c, "%s: byte %" PRIu64 ": %s; the %" PRIu64
-		    " bytes from there on are ignored (events before it are intact)",
-		 path, i->damage_offset, i->damage, i->damaged_bytes);
+	warned_bytes = i->damaged_bytes;
+	if (i->damaged_chunks)
+		cli_warn(c, "%s is damaged: %" PRIu64 " chunk%s (%" PRIu64 " events) could not be read, the first at "
+			    "byte %" PRIu64 " (%s); every other chunk was read%s",
+			 path, i->damaged_chunks, i->damaged_chunks == 1 ? "" : "s", i->damaged_events,
+			 i->damage_offset, i->damage, i->damaged_tail ? ", and the file ends in damage" : "");
+	else
+		cli_warn(c, "%s is damaged: %" PRIu64 " bytes at byte %" PRIu64 " could not be read (%s); the "
+			    "events before them were read, how many the damage held is unknown",
+			 path, i->damaged_bytes, i->damage_offset, i->damage);
+}
+
+int cli_damage_exit(struct cli *c, const char *path, const struct spt_reader *r, int rc)
+{
+	const struct spt_trace_info *i = spt_reader_info(r);
+	cli_warn_damage(c, path, r);
+	if (rc != CLI_OK || !i->damaged || c->allow_damage)
+		return rc;
+	fprintf(stderr, "spectap %s: %s is damaged: exit %d (--allow-damage exits 0)\n", c->cmd, path,
+		CLI_DAMAGED);
+	return CLI_DAMAGED;
+}
+
+void cli_json_damage(FILE *f, const struct spt_trace_info *i)
+{
+	if (!i->damaged) {
+		fputs(",\"damage\":null", f);
+		return;
+	}
+	fprintf(f, ",\"damage\":{\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"chunks\":%" PRIu64
+		   ",\"events\":%" PRIu64 ",\"tail\":%s,\"what\":",
+		i->damage_offset, i->damaged_bytes, i->damaged_chunks, i->damaged_events,
+		i->damaged_tail ? "true" : "false");
+	cli_json_str(f, i->damage);
+	fputc('}', f);
 }
 
 FILE *cli_create_output(struct cli *c, const char *path, bool force)

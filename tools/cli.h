@@ -9,14 +9,22 @@
 
 #include "spectap/buf.h"
 
-/* Exit codes: 0 done, 1 failed (bad input, I/O), 2 wrong usage. */
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+/* Exit codes: 0 done, 1 failed (bad input, I/O), 2 wrong usage, 3 the trace read is damaged
+ * (what could be read was, and reported; --allow-damage exits 0). */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_DAMAGED = 3 };
+
+/* --allow-damage, for the getopt_long tables of the commands that read traces. */
+#define CLI_OPT_ALLOW_DAMAGE 0x2000
+#define CLI_ALLOW_DAMAGE_OPTION { "allow-damage", no_argument, NULL, CLI_OPT_ALLOW_DAMAGE }
+#define CLI_ALLOW_DAMAGE_HELP \
+	"  --allow-damage   exit 0 on a damaged trace (the chunks that can be read are, either way)\n"
 
 struct cli {
 	const char *cmd;  /* subcommand name, for messages */
 	const char *usage;
 	bool json;        /* --json: machine-readable output, errors as {"error": "..."} */
 	bool quiet;       /* --quiet: no progress lines */
+	bool allow_damage; /* --allow-damage: reading a damaged trace is not a failure */
 	double progress_at;
 };
 
@@ -80,6 +88,11 @@ size_t *cli_counts_by_size(const struct cli_counts *m);
 int cli_open_trace(struct cli *c, const char *path, struct spt_reader **r);
 /* Warns when reading found damage (a torn or corrupt chunk): what was lost and where. */
 void cli_warn_damage(struct cli *c, const char *path, const struct spt_reader *r);
+/* After reading the trace: warns about damage, and turns rc (CLI_OK) into CLI_DAMAGED unless
+ * --allow-damage. */
+int cli_damage_exit(struct cli *c, const char *path, const struct spt_reader *r, int rc);
+/* The damage as a JSON member: ,"damage":null or ,"damage":{"offset":...}. */
+void cli_json_damage(FILE *f, const struct spt_trace_info *i);
 /* Creates an output file (refusing to replace one unless force); "-" or NULL is stdout. */
 FILE *cli_create_output(struct cli *c, const char *path, bool force);
 

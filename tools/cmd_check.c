@@ -78,7 +78,9 @@ static const char usage[] =
 	"  --workers N      threads searching (default 1)\n"
 	"  --no-deadlock    a state without successors is no error (TLC's -deadlock)\n"
 	"  --max-states N   stop with an error past N distinct states\n"
-	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"rate\":r,\"score\":0|1,\"failures\":[...]}},\"score\":s}\n"
+	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"rate\":r,\"score\":0|1,\"failures\":[...]}},\"score\":s,\n"
+	"                   \"damage\":null|{...}}\n"
+	CLI_ALLOW_DAMAGE_HELP
 	"  -h, --help       this text\n"
 	"\n"
 	"                   with --model: {\"verdict\":\"ok\"|\"invariant\"|\"property\"|\"deadlock\"|\n"
@@ -87,7 +89,8 @@ static const char usage[] =
 	"                   \"depth\":n, \"trace\":[{\"action\", \"state\":{var: JSON value}, \"tla\"}]}\n"
 	"\n"
 	"Exit status: 0 when the check ran, whatever the verdicts; 1 when the spec, the cfg or\n"
-	"a window could not be read or evaluated (the message names the file, line and column).\n"
+	"a window could not be read or evaluated (the message names the file, line and column);\n"
+	"3 when the trace is damaged (the verdicts of what could be read are printed).\n"
 	"With --model, TLC's: 0 no error, 10 an assumption is false, 11 deadlock, 12 an\n"
 	"invariant or property is violated, 13 a liveness property is violated, 1 an evaluation\n"
 	"error or an unsupported construct.\n"
@@ -321,7 +324,7 @@ int cmd_check(int argc, char **argv)
 		{ "max-states", required_argument, NULL, 'S' }, { "trace-spec", required_argument, NULL, 'T' },
 		{ "states", required_argument, NULL, 'X' },  { "whole", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		CLI_ALLOW_DAMAGE_OPTION,                     { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt;
@@ -360,6 +363,7 @@ int cmd_check(int argc, char **argv)
 		case 'q': c.quiet = true; break;
 		case 'N': no_memo = true; break;
 		case 'j': break;
+		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
@@ -422,7 +426,7 @@ int cmd_check(int argc, char **argv)
 	struct file_opts fo = { map, spec, cfg, windows, action, max_failures, jobs, no_memo };
 	rc = check_file(&c, ck, &fo, &t);
 	if (rc == CLI_OK)
-		check_report(&c, &t, 1);
+		check_report(&c, &t, 1, NULL);
 	tally_free(&t);
 out:
 	checker_free(ck);

@@ -24,7 +24,11 @@ static const char usage[] =
 	"  --count N        print at most N events\n"
 	"  --meta           also print the fields kept from the source format\n"
 	"  --json           events as lines of spectap's json dialect\n"
-	"  -h, --help       this text\n";
+	CLI_ALLOW_DAMAGE_HELP
+	"  -h, --help       this text\n"
+	"\n"
+	"Ordinals are the writer's: an event in a damaged chunk is skipped, never renumbered.\n"
+	"Exit status: 0 done, 1 failed, 2 usage, 3 the trace is damaged (reported).\n";
 
 struct patterns {
 	char **p;
@@ -107,7 +111,7 @@ int cmd_dump(int argc, char **argv)
 		{ "from", required_argument, NULL, 'F' },  { "count", required_argument, NULL, 'c' },
 		{ "since", required_argument, NULL, 's' }, { "meta", no_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },        { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		CLI_ALLOW_DAMAGE_OPTION,                   { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt, rc = CLI_USAGE;
@@ -136,6 +140,7 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'm': meta = true; break;
 		case 'j': break;
+		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
 		case 'h': rc = cli_help(&c); goto out;
 		case ':': rc = cli_usage_error(&c, "%s needs a value", argv[optind - 1]); goto out;
 		default: rc = cli_usage_error(&c, "unknown option '%s'", argv[optind - 1]); goto out;
@@ -199,8 +204,7 @@ int cmd_dump(int argc, char **argv)
 		cli_fail(&c, "cannot write the output: %s", strerror(errno));
 		goto close;
 	}
-	cli_warn_damage(&c, path, r);
-	rc = CLI_OK;
+	rc = cli_damage_exit(&c, path, r, CLI_OK);
 close:
 	spt_buf_free(&b);
 	spt_export_free(ex);

@@ -18,12 +18,14 @@ static const char usage[] =
 	"  -o, --output F   write to F instead of standard output\n"
 	"  -f, --force      replace F if it exists\n"
 	"  --json           print the summary as JSON (on stdout with -o, else on stderr)\n"
+	CLI_ALLOW_DAMAGE_HELP
 	"  -h, --help       this text\n"
 	"\n"
-	"What the target dialect cannot hold is listed on stderr, with counts.\n";
+	"What the target dialect cannot hold is listed on stderr, with counts. A damaged trace\n"
+	"is exported as far as it can be read, and exits 3 unless --allow-damage.\n";
 
 static void summary(struct cli *c, FILE *f, const char *dialect, uint64_t events,
-		    const struct spt_export *ex)
+		    const struct spt_export *ex, const struct spt_trace_info *info)
 {
 	const struct spt_drop *d;
 	size_t n = spt_export_dropped(ex, &d);
@@ -34,7 +36,9 @@ static void summary(struct cli *c, FILE *f, const char *dialect, uint64_t events
 			cli_json_str(f, d[i].what);
 			fprintf(f, ":%" PRIu64, d[i].count);
 		}
-		fprintf(f, "}}\n");
+		fprintf(f, "}");
+		cli_json_damage(f, info);
+		fprintf(f, "}\n");
 		return;
 	}
 	fprintf(stderr, "spectap export: %" PRIu64 " events written as %s\n", events, dialect);
@@ -53,7 +57,8 @@ int cmd_export(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "to", required_argument, NULL, 'T' },   { "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },      { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },       CLI_ALLOW_DAMAGE_OPTION,
+		{ NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt;
@@ -68,6 +73,7 @@ int cmd_export(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'f': force = true; break;
 		case 'j': break;
+		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
@@ -121,9 +127,9 @@ int cmd_export(int argc, char **argv)
 		goto done;
 	}
 	cli_progress_done(&c);
-	cli_warn_damage(&c, path, r);
-	summary(&c, out && strcmp(out, "-") ? stdout : stderr, spt_dialect_name(dialect), events, ex);
-	rc = CLI_OK;
+	summary(&c, out && strcmp(out, "-") ? stdout : stderr, spt_dialect_name(dialect), events, ex,
+		spt_reader_info(r));
+	rc = cli_damage_exit(&c, path, r, CLI_OK);
 done:
 	if (f && f != stdout && fclose(f) && rc == CLI_OK)
 		rc = cli_fail(&c, "cannot write %s: %s", out, strerror(errno));

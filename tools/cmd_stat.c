@@ -24,7 +24,10 @@ static const char usage[] =
 	"\n"
 	"  --json      one JSON object (keys: events, lost, nodes, kinds, recovered, ...; with\n"
 	"              --coverage: traces, windows, branches, listed, missing, min, complete)\n"
-	"  -h, --help  this text\n";
+	"  --allow-damage  exit 0 on a damaged trace (every chunk that can be read is)\n"
+	"  -h, --help  this text\n"
+	"\n"
+	"Exit status: 0 done, 1 failed, 2 usage, 3 the trace is damaged (reported; see --allow-damage).\n";
 
 enum { SEEN_SEND = 1, SEEN_RECV = 2, RECV_FIRST = 4 };
 
@@ -116,11 +119,8 @@ static void report(struct cli *c, const char *path, struct spt_reader *r, uint64
 		       "\"damaged\":%s",
 		       events, i->lost, i->recovered ? "true" : "false", i->indexed ? "true" : "false",
 		       i->damaged ? "true" : "false");
-		if (i->damaged) {
-			printf(",\"damage_offset\":%" PRIu64 ",\"damaged_bytes\":%" PRIu64 ",\"damage\":",
-			       i->damage_offset, i->damaged_bytes);
-			cli_json_str(stdout, i->damage);
-		}
+		cli_json_damage(stdout, i);
+		printf(",\"torn_bytes\":%" PRIu64, i->torn_bytes);
 		printf(",\"chunks\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"bytes_per_event\":%.2f", i->chunks,
 		       i->file_bytes, bpe);
 		printf(",\"ts_first_ns\":%" PRIu64 ",\"ts_last_ns\":%" PRIu64 ",\"span_ns\":%" PRIu64, first,
@@ -144,13 +144,13 @@ static void report(struct cli *c, const char *path, struct spt_reader *r, uint64
 		       m->receive_first, m->no_id);
 		return;
 	}
-	const char *state = i->damaged ? "DAMAGED, read up to the damage"
-			    : i->indexed ? "closed cleanly, indexed"
-					 : "not closed cleanly, recovered by scanning";
-	printf("%-12s%s (%s)\n", "trace", path, state);
+	const char *state = i->indexed ? "closed cleanly, indexed" : "not closed cleanly, recovered by scanning";
+	printf("%-12s%s (%s%s)\n", "trace", path, i->damaged ? "DAMAGED, " : "", state);
 	if (i->damaged)
-		printf("%-12sbyte %" PRIu64 ": %s (%" PRIu64 " bytes ignored)\n", "damage", i->damage_offset,
-		       i->damage, i->damaged_bytes);
+		printf("%-12s%" PRIu64 " bytes from byte %" PRIu64 " (%s): %" PRIu64 " chunks, %" PRIu64
+		       " events unreadable%s\n",
+		       "damage", i->damaged_bytes, i->damage_offset, i->damage, i->damaged_chunks,
+		       i->damaged_events, i->damaged_tail ? ", and the end of the file (its events unknown)" : "");
 	printf("%-12s%s %s (capture %s, scenario %s", "system", or_dash(h->system),
 	       or_dash(h->system_version), or_dash(h->capture_method), or_dash(h->scenario));
 	if (h->has_seed)
@@ -195,7 +195,8 @@ int cmd_stat(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },     { "coverage", no_argument, NULL, 'C' },
 		{ "map", required_argument, NULL, 'M' }, { "spec", required_argument, NULL, 'S' },
 		{ "cfg", required_argument, NULL, 'F' }, { "min", required_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },      CLI_ALLOW_DAMAGE_OPTION,
+		{ NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt;
@@ -206,6 +207,7 @@ int cmd_stat(int argc, char **argv)
 		switch (opt) {
 		case 'j': break;
 		case 'C': coverage = true; break;
+		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
 		case 'M': map = optarg; break;
 		case 'S': spec = optarg; break;
 		case 'F': cfg = optarg; break;
@@ -284,9 +286,8 @@ int cmd_stat(int argc, char **argv)
 		if ((f & RECV_FIRST) && (f & SEEN_SEND))
 			m.receive_first++;
 	}
-	cli_warn_damage(&c, path, r);
 	report(&c, path, r, events, first, last, &nodes, &kinds, &m);
-	rc = CLI_OK;
+	rc = cli_damage_exit(&c, path, r, CLI_OK);
 	goto out;
 oom:
 	cli_fail(&c, "out of memory");

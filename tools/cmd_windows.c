@@ -26,7 +26,11 @@ static const char usage[] =
 	"  -o DIR        where to write (created if missing; existing files are replaced only with -f)\n"
 	"  -f, --force   replace existing window files\n"
 	"  --json        print the counts as JSON\n"
-	"  -h, --help    this text\n";
+	CLI_ALLOW_DAMAGE_HELP
+	"  -h, --help    this text\n"
+	"\n"
+	"Exit status: 0 done, 1 failed, 2 usage, 3 the trace is damaged (the windows of what\n"
+	"could be read are written).\n";
 
 struct action_file {
 	char *action;
@@ -121,12 +125,14 @@ int cmd_windows(int argc, char **argv)
 		{ "map", required_argument, NULL, 'm' }, { "spec", required_argument, NULL, 's' },
 		{ "cfg", required_argument, NULL, 'c' }, { "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },     { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },      { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },      CLI_ALLOW_DAMAGE_OPTION,
+		{ NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
 		case 'm': map = optarg; break;
 		case 's': spec = optarg; break;
 		case 'c': cfg = optarg; break;
@@ -167,7 +173,6 @@ int cmd_windows(int argc, char **argv)
 		total += w.files[i].windows;
 	}
 	if (rc == CLI_OK) {
-		cli_warn_damage(&c, path, r);
 		if (c.json) {
 			printf("{\"windows\":%" PRIu64 ",\"sets_as_arrays\":%lu,\"actions\":{", total, w.loss.sets);
 			for (size_t i = 0; i < w.n; i++) {
@@ -175,7 +180,9 @@ int cmd_windows(int argc, char **argv)
 				cli_json_str(stdout, w.files[i].action);
 				printf(":%" PRIu64, w.files[i].windows);
 			}
-			printf("}}\n");
+			printf("}");
+			cli_json_damage(stdout, spt_reader_info(r));
+			printf("}\n");
 		} else {
 			printf("%" PRIu64 " windows from %s into %s/:\n", total, path, dir);
 			for (size_t i = 0; i < w.n; i++)
@@ -185,6 +192,7 @@ int cmd_windows(int argc, char **argv)
 				printf("  JSON cannot hold every value: %lu sets written as arrays, %lu functions as pairs, "
 				       "%lu model values as strings\n", w.loss.sets, w.loss.funs, w.loss.models);
 		}
+		rc = cli_damage_exit(&c, path, r, rc);
 	}
 	for (size_t i = 0; i < w.n; i++)
 		free(w.files[i].action);

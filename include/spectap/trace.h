@@ -49,16 +49,25 @@ uint64_t spt_writer_bytes(const struct spt_writer *w);
 
 struct spt_trace_info {
 	uint64_t file_bytes;
-	uint64_t data_bytes;      /* bytes of valid frames */
-	uint64_t events;          /* events in valid chunks */
+	uint64_t data_bytes;      /* bytes up to the end of the last valid chunk */
+	uint64_t events;          /* event ordinals: readable ones and those of damaged chunks */
 	uint64_t chunks;
 	uint64_t lost;            /* events the capture reported lost (loss records) */
 	bool indexed;             /* closed cleanly: footer and index present and valid */
 	bool recovered;           /* no valid index: chunks were found by scanning */
-	bool damaged;             /* a bad or torn frame was found; everything from it is ignored */
+	uint64_t torn_bytes;      /* a last frame cut short (its writer stopped mid-write): not damage */
+	/*
+	 * Damage: frames that do not decode or disagree with their place. Reading resumes at the
+	 * next intact chunk, so damage costs only the chunks it hits. With an index, a damaged chunk
+	 * is found when it is read (stat, export and check read them all).
+	 */
+	bool damaged;
 	uint64_t damage_offset;   /* where the first bad frame starts */
-	uint64_t damaged_bytes;   /* bytes from there to the end of the file */
-	char damage[256];         /* what was wrong there */
+	uint64_t damaged_bytes;   /* bytes in bad frames, all of them */
+	uint64_t damaged_chunks;  /* chunks lost (as far as the next intact chunk tells) */
+	uint64_t damaged_events;  /* event ordinals lost in them (their events are not read) */
+	bool damaged_tail;        /* the file ends in damage: how many events it held is unknown */
+	char damage[256];         /* what was wrong at the first bad frame */
 };
 
 struct spt_reader;
@@ -71,11 +80,13 @@ const struct spt_trace_info *spt_reader_info(const struct spt_reader *r);
  * until the next call to next or seek. Loss records met on the way are kept for
  * spt_reader_losses. */
 int spt_reader_next(struct spt_reader *r, const struct spt_event **ev);
-/* Positions before the n-th event (0-based); n == events positions at the end. */
+/* Positions before the n-th event (0-based), or the first readable one after it when it lies in a
+ * damaged chunk; n == events positions at the end. Ordinals are the writer's: an event has the
+ * same one whether reached by next or by seek, damage or not. */
 int spt_reader_seek_event(struct spt_reader *r, uint64_t n);
 /* Positions before the first event with ts_ns >= ts (in file order). */
 int spt_reader_seek_time(struct spt_reader *r, uint64_t ts);
-/* Ordinal of the event the next call to next returns. */
+/* Ordinal of the event the next call to next returns (before a damaged chunk: its first). */
 uint64_t spt_reader_tell(const struct spt_reader *r);
 /* Every loss record of the valid chunks (read at open). */
 size_t spt_reader_losses(const struct spt_reader *r, const struct spt_loss **out);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -245,8 +246,10 @@ static long read_all(const struct fixture *fx, const char *path, struct spt_trac
 		return rc < 0 ? -1 : -2;
 	long n = 0;
 	const struct spt_event *ev;
+	/* Each event is compared with the one written at its ordinal: damage may skip some. */
 	while ((rc = spt_reader_next(r, &ev)) == 1) {
-		if ((size_t)n >= fx->n_evs || !event_eq(ev, &fx->evs[n]))
+		uint64_t ord = spt_reader_tell(r) - 1;
+		if (ord >= fx->n_evs || !event_eq(ev, &fx->evs[ord]))
 			(*mismatch)++;
 		n++;
 	}
@@ -501,7 +504,7 @@ static void test_truncate_every_byte(void)
 			ok = n == -1 && d.msg[0];
 		} else {
 			uint64_t want = c >= fx.data_end ? fx.n_evs : events_before(&fx, c);
-			ok = n == (long)want && bad == 0 && info.events == want &&
+			ok = n == (long)want && bad == 0 && info.events == want && !info.damaged &&
 			     info.indexed == (c == fx.size) && info.recovered == (c != fx.size);
 		}
 		if (!ok && failures++ < 5)
@@ -562,9 +565,13 @@ static void test_bit_flips(void)
 		} else if (off < fx.header_end) {
 			ok = false; /* a damaged magic or header frame must not open */
 		} else if (k >= 0) {
+			/* Only chunk k is lost: every other one is read, before it and after it. */
 			uint64_t start = k ? fx.ends[k - 1].bytes : fx.header_end;
 			uint64_t before = k ? fx.ends[k - 1].events : 0;
-			ok = bad == 0 && (uint64_t)n == before;
+			uint64_t in_k = fx.ends[k].events - before;
+			ok = bad == 0 && (uint64_t)n == fx.n_evs - in_k && info.damaged &&
+			     info.damaged_events == in_k && info.damage_offset == start &&
+			     info.events == fx.n_evs && !info.damaged_tail;
 			if (!ok && bad == 0 && (uint64_t)n == fx.n_evs &&
 			    frame_same_content(fx.bytes + start, copy + start,
 					       fx.ends[k].bytes - start)) {
@@ -589,6 +596,75 @@ static void test_bit_flips(void)
 	free(copy);
 	unlink(bad_path);
 	fixture_free(&fx);
+}
+
+/*
+ * Damage in one chunk costs that chunk only, for every chunk, with and without the index: every
+ * other event is read, at its own ordinal, and seeking finds the same events as reading on.
+ */
+static void damage_every_chunk(enum finish fin)
+{
+	struct fixture fx;
+	CHECK(fixture_write(&fx, "dmg.spt", 8, SMALL_EVENTS, SMALL_CHUNK, 0, true, fin));
+	CHECKF(fx.n_ends >= 7, "%zu chunks", fx.n_ends);
+	char bad_path[160];
+	tmp_path(bad_path, sizeof(bad_path), "dmg-bad.spt");
+	uint8_t *copy = malloc(fx.size);
+	size_t failures = 0;
+	for (size_t k = 0; k < fx.n_ends && copy; k++) {
+		uint64_t start = k ? fx.ends[k - 1].bytes : fx.header_end, end = fx.ends[k].bytes;
+		uint64_t before = k ? fx.ends[k - 1].events : 0, in_k = fx.ends[k].events - before;
+		memcpy(copy, fx.bytes, fx.size);
+		for (uint64_t b = start + (end - start) / 2; b < end && b < start + (end - start) / 2 + 8; b++)
+			copy[b] ^= 0xA5;
+		CHECK(spill(bad_path, copy, fx.size));
+		struct spt_trace_info info;
+		struct spt_diag d;
+		size_t bad;
+		long n = read_all(&fx, bad_path, &info, &d, &bad);
+		/* Without the index, damage in the last chunk is a torn end: how much it held is unknown. */
+		bool tail = fin == FINISH_ABANDON && k + 1 == fx.n_ends;
+		bool ok = n == (long)(fx.n_evs - in_k) && bad == 0 && info.damaged &&
+			  info.damaged_chunks == !tail && info.damaged_events == (tail ? 0 : in_k) &&
+			  info.damage_offset == start && info.damaged_bytes == end - start &&
+			  info.damaged_tail == tail && info.events == (tail ? before : fx.n_evs);
+		if (!ok && getenv("DMGDBG"))
+			fprintf(stderr, "n %ld bad %zu bytes %" PRIu64 "/%" PRIu64 " events %" PRIu64 " tail %d\n", n, bad,
+				info.damaged_bytes, end - start, info.events, info.damaged_tail);
+		/* Seeking to each chunk's first event: that event, or past a damaged one the next chunk's. */
+		struct spt_reader *r;
+		if (ok && spt_reader_open(bad_path, &r, &d) == 0) {
+			for (size_t j = 0; j < fx.n_ends; j++) {
+				uint64_t first = j ? fx.ends[j - 1].events : 0;
+				uint64_t want = first >= before && first < fx.ends[k].events ? fx.ends[k].events : first;
+				const struct spt_event *ev;
+				int rc = spt_reader_seek_event(r, first);
+				if (want >= spt_reader_info(r)->events) {
+					ok = ok && rc == 0 && spt_reader_next(r, &ev) == 0;
+					continue;
+				}
+				ok = ok && rc == 0 && spt_reader_next(r, &ev) == 1 &&
+				     spt_reader_tell(r) - 1 == want && event_eq(ev, &fx.evs[want]);
+			}
+			ok = ok && spt_reader_info(r)->damaged_events == (tail ? 0 : in_k);
+			spt_reader_close(r);
+		}
+		if (!ok && failures++ < 5)
+			fprintf(stderr, "%s, damage in chunk %zu of %zu: read %ld of %zu, %zu bad, %" PRIu64
+				" chunks/%" PRIu64 " events lost at %" PRIu64 " (%s)\n",
+				fin == FINISH_CLOSE ? "indexed" : "scanned", k, fx.n_ends, n, fx.n_evs, bad,
+				info.damaged_chunks, info.damaged_events, info.damage_offset, d.msg);
+	}
+	CHECKF(failures == 0, "%zu damaged chunks misread", failures);
+	free(copy);
+	unlink(bad_path);
+	fixture_free(&fx);
+}
+
+static void test_damaged_chunk(void)
+{
+	damage_every_chunk(FINISH_CLOSE);
+	damage_every_chunk(FINISH_ABANDON);
 }
 
 static void test_crash(void)
@@ -1041,6 +1117,7 @@ int main(void)
 	TIMED(RUN(test_no_index));
 	TIMED(RUN(test_truncate_every_byte));
 	TIMED(RUN(test_bit_flips));
+	TIMED(RUN(test_damaged_chunk));
 	TIMED(RUN(test_crash));
 	TIMED(RUN(test_odd_events));
 	TIMED(RUN(test_seq_edits));
