@@ -129,6 +129,8 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 	c->spool_backlog = DEFAULT_SPOOL_BACKLOG;
 	if (o && o->sz >= offsetof(struct collect_opts, spool_backlog) + sizeof(o->spool_backlog) && o->spool_backlog)
 		c->spool_backlog = o->spool_backlog;
+	if (o && o->sz >= offsetof(struct collect_opts, flush_ms) + sizeof(o->flush_ms))
+		c->flush_ms = o->flush_ms;
 	if (o && o->sz >= offsetof(struct collect_opts, spool_dir) + sizeof(o->spool_dir) && o->spool &&
 	    (r = spool_open(o->spool_dir, &c->spool, c->err, sizeof(c->err))))
 		goto cleanup;

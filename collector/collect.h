@@ -138,6 +138,10 @@ struct collect_opts {
 	bool spool;
 	const char *spool_dir;
 	uint64_t spool_backlog;
+	/* Durability: with the drain thread, the events reach the writer, and the writer is ticked
+	 * (spt_writer_tick), at least every flush_ms; in spool mode the shaping thread then shapes
+	 * what waits at least that often instead of waiting for spool_backlog. 0: as above. */
+	unsigned flush_ms;
 };
 
 struct collect_stats {

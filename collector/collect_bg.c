@@ -88,25 +88,42 @@ static void *shaper_main(void *arg)
 {
 	struct collect *c = arg;
 	struct sched_param sp = {0};
-	bool catching_up = false;
+	bool catching_up = false, flushing = false;
 
 	/* Best effort: without it the shaping only competes at normal priority. */
 	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	uint64_t last_ms = (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 	for (;;) {
 		bool stop = atomic_load(&c->shaper_stop);
 		struct spool_stats ss;
 		int r;
 
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		uint64_t now_ms = (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+		bool due = c->flush_ms && now_ms - last_ms >= c->flush_ms;
 		/* Even at idle priority, shaping on the machine under test slows it (caches, wakeups,
-		 * a shared core): wait until the backlog is worth it or the capture is over. */
+		 * a shared core): wait until the backlog is worth it, the flush interval is up or the
+		 * capture is over. */
 		spool_stats(c->spool, &ss);
-		if (!stop && !catching_up && ss.bytes_written - ss.bytes_read < c->spool_backlog) {
+		if (!stop && !catching_up && !due && ss.bytes_written - ss.bytes_read < c->spool_backlog) {
 			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 			continue;
+		}
+		if (due) {
+			last_ms = now_ms;
+			flushing = true;
 		}
 		catching_up = true;
 		pthread_mutex_lock(&c->lock);
 		r = collect_shape_spool(c, SHAPE_BATCH);
+		if (r == 0 && flushing) {
+			int wr = spt_writer_flush(c->w); /* caught up: what was shaped reaches the file */
+			if (wr < 0)
+				r = collect_fail(c, wr, "collector: writing the trace: %s", strerror(-wr));
+			flushing = false;
+		}
 		collect_publish_stats(c);
 		pthread_mutex_unlock(&c->lock);
 		if (r < 0) {
@@ -154,6 +171,11 @@ static void *bg_main(void *arg)
 		} else {
 			pthread_mutex_lock(&c->lock);
 			r = collect_drain_live(c);
+			if (r >= 0 && c->flush_ms) {
+				int wr = spt_writer_tick(c->w);
+				if (wr < 0)
+					r = collect_fail(c, wr, "collector: writing the trace: %s", strerror(-wr));
+			}
 			pthread_mutex_unlock(&c->lock);
 		}
 		if (r < 0) {

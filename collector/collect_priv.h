@@ -94,6 +94,7 @@ struct collect {
 	 * shaping thread (or collect_drain/collect_finish without it) turns them into events. */
 	struct spool *spool;
 	uint64_t spool_backlog; /* bytes left unshaped before the shaping thread starts on them */
+	unsigned flush_ms;      /* collect_opts.flush_ms */
 	pthread_mutex_t spool_lock; /* the spool's writer side: the drain and collect_set_node */
 	_Atomic uint64_t spooled;
 	pthread_t shaper;

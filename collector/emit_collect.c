@@ -280,6 +280,8 @@ int ecol_release(struct ecol *c, uint64_t before_ns)
 		c->n_held -= k;
 	}
 	c->st.held = c->n_held;
+	if (rc == 0)
+		rc = spt_writer_tick(c->w); /* the writer's flush interval, if it has one */
 	return rc < 0 ? rc : (int)k;
 }
 

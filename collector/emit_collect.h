@@ -77,7 +77,8 @@ const char *ecol_first_rejection(const struct ecol *c);
 /* Records of this pid are the caller's (a process it started). */
 int ecol_name_pid(struct ecol *c, int pid);
 int ecol_add(struct ecol *c, const struct ecol_rec *r);
-/* Writes the held records with ts_ns < before_ns (UINT64_MAX: all). Returns the count. */
+/* Writes the held records with ts_ns < before_ns (UINT64_MAX: all), then ticks the writer
+ * (spt_writer_tick: its flush interval). Returns the count. */
 int ecol_release(struct ecol *c, uint64_t before_ns);
 /* Releases everything, writes the loss records that the gaps do not cover (see above), and
  * flushes. transport_lost: records the transport counted lost, too large or unreadable.

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ struct chunk_meta {
 struct spt_writer {
 	int fd;
 	char *path;
+	char *partial; /* PATH.partial while an overwrite is written, renamed to path when done */
+	uint64_t pending_since_ms; /* when the oldest pending entry was put */
 	struct spt_writer_opts o;
 	ZSTD_CCtx *cctx;
 	int err; /* first error: every later call fails with it */
@@ -116,6 +119,15 @@ static void put_entry(struct spt_writer *w, Spectap__Trace__Entry *e)
 	spt_arena_reset(&w->tmp_arena);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 static void start_chunk(struct spt_writer *w)
 {
 	spt_buf_clear(&w->chunk);
@@ -154,6 +166,10 @@ int spt_writer_open(const char *path, const struct spt_header *h, const struct s
 			w->o.level = given.level;
 		w->o.sync = given.sync;
 		w->o.overwrite = given.overwrite;
+		if (o->sz >= offsetof(struct spt_writer_opts, flush_events) + sizeof(given.flush_events)) {
+			w->o.flush_ms = given.flush_ms;
+			w->o.flush_events = given.flush_events;
+		}
 	}
 	spt_arena_init(&w->chunk_arena);
 	spt_arena_init(&w->tmp_arena);
@@ -167,9 +183,28 @@ int spt_writer_open(const char *path, const struct spt_header *h, const struct s
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
 
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (w->o.overwrite ? O_TRUNC : O_EXCL);
+	/* Never through a symlink, never truncating: a file to replace is replaced by rename. */
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	w->fd = open(path, flags, 0644);
-	if (w->fd < 0) {
+	if (w->fd < 0 && errno == EEXIST && w->o.overwrite) {
+		size_t n = strlen(path) + sizeof(".partial");
+		if (!(w->partial = malloc(n))) {
+			rc = -ENOMEM;
+			goto err;
+		}
+		snprintf(w->partial, n, "%s.partial", path);
+		w->fd = open(w->partial, flags, 0644);
+		if (w->fd < 0) {
+			rc = -errno;
+			diag(d, "cannot create %s: %s%s", w->partial, strerror(errno),
+			     errno == EEXIST ? " (an earlier writer of this trace was killed and left it: read it "
+					       "with spectap stat, then remove it)"
+					     : "");
+			free(w->partial);
+			w->partial = NULL;
+			goto err;
+		}
+	} else if (w->fd < 0) {
 		rc = -errno;
 		diag(d, "cannot create %s: %s%s", path, strerror(errno),
 		     errno == EEXIST ? " (remove it or pass --force to overwrite)" : "");
@@ -204,6 +239,11 @@ err_io:
 err:
 	if (rc == -ENOMEM)
 		diag(d, "out of memory opening %s", path);
+	if (w->partial) { /* nothing to rename over the previous trace */
+		unlink(w->partial);
+		free(w->partial);
+		w->partial = NULL;
+	}
 	spt_writer_abandon(w);
 	return rc;
 }
@@ -249,11 +289,25 @@ int spt_writer_append(struct spt_writer *w, const struct spt_event *ev)
 	Spectap__Trace__Entry e = SPECTAP__TRACE__ENTRY__INIT;
 	e.e_case = SPECTAP__TRACE__ENTRY__E_EVENT;
 	e.event = pe;
+	if (!w->chunk_entries)
+		w->pending_since_ms = mono_ms();
 	put_entry(w, &e);
 	w->chunk_events++;
-	if (w->chunk.len >= w->o.chunk_bytes)
+	/* A chunk the reader would refuse is never written: the reader's limit is the writer's. */
+	if (w->chunk.len > SPT_MAX_CHUNK_CONTENT - 64)
+		return fail(w, -EFBIG);
+	if (w->chunk.len >= w->o.chunk_bytes || (w->o.flush_events && w->chunk_events >= w->o.flush_events))
 		return spt_writer_flush(w);
-	return 0;
+	return spt_writer_tick(w);
+}
+
+int spt_writer_tick(struct spt_writer *w)
+{
+	if (w->err)
+		return w->err;
+	if (!w->o.flush_ms || !w->chunk_entries || mono_ms() - w->pending_since_ms < w->o.flush_ms)
+		return 0;
+	return spt_writer_flush(w);
 }
 
 int spt_writer_add_loss(struct spt_writer *w, const struct spt_loss *l)
@@ -265,8 +319,10 @@ int spt_writer_add_loss(struct spt_writer *w, const struct spt_loss *l)
 	if (!(e.loss = enc_loss(&w->enc, l)))
 		return fail(w, -ENOMEM);
 	put_entry(w, &e);
-	w->chunk_lost += l->count;
-	w->lost_total += l->count;
+	if (!w->chunk_entries)
+		w->pending_since_ms = mono_ms();
+	w->chunk_lost = add_sat(w->chunk_lost, l->count);
+	w->lost_total = add_sat(w->lost_total, l->count);
 
 	if (w->n_losses == w->cap_losses) {
 		size_t cap = w->cap_losses ? w->cap_losses * 2 : 8;
@@ -405,7 +461,11 @@ int spt_writer_close(struct spt_writer *w, struct spt_diag *d)
 	if (!rc && w->err)
 		rc = w->err;
 	if (rc)
-		diag(d, "cannot finish %s: %s", w->path, strerror(-rc));
+		diag(d, "cannot finish %s: %s", w->partial ? w->partial : w->path, strerror(-rc));
+	if (rc && w->partial) { /* the previous trace stays; the failed one goes */
+		spt_writer_discard(w);
+		return rc;
+	}
 	spt_writer_abandon(w);
 	return rc;
 }
@@ -416,6 +476,10 @@ void spt_writer_abandon(struct spt_writer *w)
 		return;
 	if (w->fd >= 0)
 		close(w->fd);
+	if (w->partial && rename(w->partial, w->path))
+		fprintf(stderr, "spectap: cannot rename %s to %s: %s; the trace is in %s\n", w->partial, w->path,
+			strerror(errno), w->partial);
+	free(w->partial);
 	ZSTD_freeCCtx(w->cctx);
 	enc_fini(&w->enc);
 	spt_arena_fini(&w->chunk_arena);
@@ -428,6 +492,16 @@ void spt_writer_abandon(struct spt_writer *w)
 	free(w->losses);
 	free(w->path);
 	free(w);
+}
+
+void spt_writer_discard(struct spt_writer *w)
+{
+	if (!w)
+		return;
+	unlink(w->partial ? w->partial : w->path);
+	free(w->partial);
+	w->partial = NULL;
+	spt_writer_abandon(w);
 }
 
 uint64_t spt_writer_events(const struct spt_writer *w) { return w->events + w->chunk_events; }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -102,14 +103,15 @@ static int import(struct cli *c, const struct import_opts *o)
 		h.command_line = cli_command_line();
 	h.writer = NULL;
 	struct spt_writer_opts wo = { .sz = sizeof(wo), .level = o->level, .overwrite = o->force };
+	struct stat before;
+	bool replaces = lstat(o->out, &before) == 0; /* then the writer writes OUT.partial */
 	if ((rc = spt_writer_open(o->out, &h, &wo, &w, &d))) {
 		rc = cli_fail(c, "%s", d.msg);
 		goto out;
 	}
 	if ((rc = run_pass(c, &in, o, im, w))) {
-		spt_writer_abandon(w);
+		spt_writer_discard(w); /* a half import is of no use; a trace it replaced stays */
 		w = NULL;
-		unlink(o->out); /* ours, created above: a half import is of no use */
 		goto out;
 	}
 	uint64_t events = spt_writer_events(w);
@@ -117,6 +119,8 @@ static int import(struct cli *c, const struct import_opts *o)
 	w = NULL;
 	cli_progress_done(c);
 	if (err) {
+		if (!replaces)
+			unlink(o->out); /* created by this import: a half trace is of no use */
 		rc = cli_fail(c, "%s", d.msg);
 		goto out;
 	}

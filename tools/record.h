@@ -15,14 +15,28 @@ struct record_common {
 	uint64_t seed;
 	size_t log_terms; /* --log-terms, for the commands that keep entry terms; 0: the default */
 	bool force, allow_loss;
+	/* --flush-ms: events reach the trace file at least this often (0: at the end, or when a chunk
+	 * fills); a SIGKILL or power loss of record loses at most this much. */
+	unsigned flush_ms;
+	bool flush_ms_given;
 };
+
+/* The default --flush-ms. */
+#define RECORD_FLUSH_MS 1000
+#define RECORD_OPT_FLUSH_MS 0x2100
+#define RECORD_FLUSH_HELP \
+	"  --flush-ms MS    write the captured events to the trace at least every MS ms, so that a\n" \
+	"                   kill -9 or power loss loses at most that (default 1000; 0: at the end)\n"
+/* The flush interval that rc asks for. */
+unsigned record_flush_ms(const struct record_common *rc);
 
 /* Their long options, for a command's getopt_long table (short letters s n S o f L T j h). */
 #define RECORD_COMMON_LONGOPTS                                                                    \
 	{ "scenario", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },   \
 	{ "seed", required_argument, NULL, 'S' },     { "output", required_argument, NULL, 'o' },  \
 	{ "force", no_argument, NULL, 'f' },          { "allow-loss", no_argument, NULL, 'L' },    \
-	{ "json", no_argument, NULL, 'j' },           { "help", no_argument, NULL, 'h' }
+	{ "json", no_argument, NULL, 'j' },           { "help", no_argument, NULL, 'h' },          \
+	{ "flush-ms", required_argument, NULL, RECORD_OPT_FLUSH_MS }
 #define RECORD_LOG_TERMS_LONGOPT { "log-terms", required_argument, NULL, 'T' }
 
 /* One getopt_long result: 1 when it was a shared option (stored in rc), 0 when it is the

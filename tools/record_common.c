@@ -34,6 +34,16 @@ int record_common_opt(struct cli *c, int opt, const char *arg, struct record_com
 		return 1;
 	case 'S':
 		return cli_parse_u64(c, "--seed", arg, &rc->seed) ? 1 : -1;
+	case RECORD_OPT_FLUSH_MS:
+		if (!cli_parse_u64(c, "--flush-ms", arg, &v))
+			return -1;
+		if (v > 3600000) {
+			cli_usage_error(c, "--flush-ms: %" PRIu64 " is not in 0..3600000", v);
+			return -1;
+		}
+		rc->flush_ms = (unsigned)v;
+		rc->flush_ms_given = true;
+		return 1;
 	case 'T':
 		if (!cli_parse_u64(c, "--log-terms", arg, &v))
 			return -1;
@@ -45,6 +55,11 @@ int record_common_opt(struct cli *c, int opt, const char *arg, struct record_com
 		return 1;
 	default: return 0;
 	}
+}
+
+unsigned record_flush_ms(const struct record_common *rc)
+{
+	return rc->flush_ms_given ? rc->flush_ms : RECORD_FLUSH_MS;
 }
 
 int record_common_check(struct cli *c, int argc, char **argv, const char *system, const struct record_common *rc,
@@ -78,7 +93,7 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 	struct spt_header h = {.system = system, .system_version = version, .nodes = names, .n_nodes = n,
 			       .capture_method = "bpf", .scenario = rc->scenario, .has_seed = true, .seed = rc->seed,
 			       .command_line = cli_command_line()};
-	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = rc->force};
+	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = rc->force, .flush_ms = record_flush_ms(rc)};
 	struct spt_diag d = {""};
 	if (spt_writer_open(rc->out, &h, &wo, w, &d))
 		return cli_fail(c, "%s", d.msg);
@@ -88,7 +103,8 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 	if (snprintf(out_copy, sizeof(out_copy), "%s", rc->out) >= (int)sizeof(out_copy))
 		return cli_fail(c, "%s: the output path is longer than %d bytes", rc->out, PATH_MAX - 1);
 	struct collect_opts copts = {.sz = sizeof(copts), .shape = shape, .shape_ctx = shape_ctx,
-				     .named_pids_only = true, .spool = true, .spool_dir = dirname(out_copy)};
+				     .named_pids_only = true, .spool = true, .spool_dir = dirname(out_copy),
+				     .flush_ms = record_flush_ms(rc)};
 	if (collect_new(*w, table, l, &copts, col, err, sizeof(err)))
 		return cli_fail(c, "%s", err);
 	if (collect_bg_start(*col, 10))

@@ -39,6 +39,7 @@ static const char usage[] =
 	"  --seed S         picks the faulted members and random faults (default 1)\n"
 	"  -o, --output F   the trace to write;  -f, --force: replace it\n"
 	"  --allow-loss     exit 0 even when events were lost (they are recorded either way)\n"
+	RECORD_FLUSH_HELP
 	"  --log-terms N    keep only the last N entry terms of each log in the state (default:\n"
 	"                   the whole log, as a spec's log needs it)\n"
 	"  --acked FILE     copy the acknowledged puts there (JSON lines: key, rev, ms)\n"

@@ -36,6 +36,7 @@ static const char usage[] =
 	"  --seed S         picks the paused follower and the random faults (default 1)\n"
 	"  -o, --output F   the trace to write;  -f, --force: replace it\n"
 	"  --allow-loss     exit 0 even when events were lost (they are recorded either way)\n"
+	RECORD_FLUSH_HELP
 	"  --log-terms N    keep only the last N entry terms of each log in the state (default:\n"
 	"                   the whole log, as a spec's log needs it)\n"
 	"  --redis-server P the server binary (default /usr/bin/redis-server)\n"

@@ -35,6 +35,7 @@ static const char usage[] =
 	"                   ring buffer (default), or an LTTng-UST session read back at the end\n"
 	"  -o, --output F   the trace to write;  -f, --force: replace it\n"
 	"  --allow-loss     exit 0 even when events were lost (they are recorded either way)\n"
+	RECORD_FLUSH_HELP
 	"  --agent PATH     the agent (default: libspectap_zk_agent.so beside this spectap)\n"
 	"  --java PATH      the java binary (default: OpenJDK 17's /usr/lib/jvm/java-17-openjdk-amd64/bin/java)\n"
 	"  --json           print the summary as JSON\n"
@@ -69,8 +70,8 @@ static int until_covered(struct cli *c, const struct rec_opts *o)
 {
 	if (!o->map || !o->spec)
 		return cli_usage_error(c, "--until-covered needs --map M.tla and --spec S.tla");
-	char nodes[16];
-	const char *pass[12];
+	char nodes[16], flush[16];
+	const char *pass[16];
 	size_t n = 0;
 	snprintf(nodes, sizeof(nodes), "%u", o->com.nodes);
 	pass[n++] = "--nodes";
@@ -87,6 +88,11 @@ static int until_covered(struct cli *c, const struct rec_opts *o)
 	}
 	if (o->com.allow_loss)
 		pass[n++] = "--allow-loss";
+	if (o->com.flush_ms_given) {
+		snprintf(flush, sizeof(flush), "%u", o->com.flush_ms);
+		pass[n++] = "--flush-ms";
+		pass[n++] = flush;
+	}
 	pass[n] = NULL;
 	struct corpus_opts co = { .system = "zookeeper", .scenario = o->com.scenario, .map = o->map, .spec = o->spec,
 				  .cfg = o->cfg, .dir = o->com.out, .seed = o->com.seed, .min = o->min,
@@ -260,7 +266,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 				.capture_method = o->via == EMIT_VIA_LTTNG ? "jvmti+lttng" : "jvmti+usdt",
 				.scenario = o->com.scenario, .has_seed = true, .seed = o->com.seed,
 				.command_line = cli_command_line() };
-	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force };
+	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force, .flush_ms = record_flush_ms(&o->com) };
 	struct spt_diag d = { "" };
 	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
 		cli_fail(c, "%s", d.msg);

@@ -26,7 +26,16 @@ struct spt_writer_opts {
 	size_t chunk_bytes;     /* flush a chunk when this many encoded bytes wait (default 512 KiB) */
 	int level;              /* zstd level (default 3) */
 	bool sync;              /* fdatasync after every chunk */
-	bool overwrite;         /* replace an existing file instead of failing with -EEXIST */
+	/*
+	 * Replace an existing file instead of failing with -EEXIST. The new trace is written to
+	 * PATH.partial and renamed over PATH when closed (or abandoned): a crash meanwhile leaves the
+	 * previous trace whole, and PATH.partial, which the next open refuses to replace silently.
+	 */
+	bool overwrite;
+	/* Durability: write the pending events as a chunk once the oldest has waited flush_ms (on
+	 * the next append or spt_writer_tick), or once flush_events are pending. 0: by size only. */
+	unsigned flush_ms;
+	uint64_t flush_events;
 };
 
 struct spt_writer;
@@ -38,10 +47,15 @@ int spt_writer_append(struct spt_writer *w, const struct spt_event *ev);
 int spt_writer_add_loss(struct spt_writer *w, const struct spt_loss *loss);
 /* Writes the pending events as one chunk (a no-op when none are pending). */
 int spt_writer_flush(struct spt_writer *w);
+/* Flushes when the oldest pending event has waited flush_ms; call it at least that often. */
+int spt_writer_tick(struct spt_writer *w);
 /* Flushes, writes the index and footer, closes and frees. Returns the first error seen. */
 int spt_writer_close(struct spt_writer *w, struct spt_diag *d);
-/* Frees without writing an index, as a crash would leave the file (for tests and aborts). */
+/* Frees without writing an index, as a crash would leave the file (for tests and aborts); the
+ * file is kept at its path (a PATH.partial is renamed to PATH). */
 void spt_writer_abandon(struct spt_writer *w);
+/* Frees and removes the file being written (an overwritten trace stays as it was). */
+void spt_writer_discard(struct spt_writer *w);
 uint64_t spt_writer_events(const struct spt_writer *w);
 uint64_t spt_writer_bytes(const struct spt_writer *w);
 

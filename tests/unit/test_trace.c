@@ -904,6 +904,107 @@ static void test_seq_edits(void)
 	spt_arena_fini(&a);
 }
 
+/* Events read from path; -1 when it does not open. */
+static long count_events(const char *path)
+{
+	struct spt_reader *r;
+	struct spt_diag d;
+	if (spt_reader_open(path, &r, &d))
+		return -1;
+	long n = 0;
+	const struct spt_event *ev;
+	while (spt_reader_next(r, &ev) == 1)
+		n++;
+	spt_reader_close(r);
+	return n;
+}
+
+/*
+ * Replacing a trace never destroys it before the new one is complete: the new one is written to
+ * PATH.partial, renamed when closed or abandoned, removed when discarded, refused when a killed
+ * writer left one. And the flush interval puts pending events in the file without a close.
+ */
+static void test_replace_and_flush(void)
+{
+	char path[160], partial[200];
+	tmp_path(path, sizeof(path), "replace.spt");
+	snprintf(partial, sizeof(partial), "%s.partial", path);
+	unlink(path);
+	unlink(partial);
+	struct gen g;
+	gen_init(&g, 3);
+	struct spt_header h;
+	gen_header(&g, &h);
+	struct spt_arena a;
+	spt_arena_init(&a);
+	struct spt_event ev;
+	struct spt_diag d = { "" };
+	struct spt_writer *w;
+	struct spt_writer_opts o = { .sz = sizeof(o), .overwrite = true, .flush_ms = 50 };
+
+	/* The first trace: 10 events. */
+	CHECK(spt_writer_open(path, &h, &o, &w, &d) == 0);
+	for (int i = 0; i < 10 && gen_next(&g, &a, &ev); i++)
+		CHECK(spt_writer_append(w, &ev) == 0);
+	CHECK(spt_writer_close(w, &d) == 0);
+	CHECK(count_events(path) == 10);
+
+	/* Replacing it: while the new one is written the old one is whole; the flush interval puts
+	 * the new events in PATH.partial (a kill now would keep both). */
+	CHECK(spt_writer_open(path, &h, &o, &w, &d) == 0);
+	CHECK(access(partial, F_OK) == 0);
+	for (int i = 0; i < 3 && gen_next(&g, &a, &ev); i++)
+		CHECK(spt_writer_append(w, &ev) == 0);
+	CHECK(count_events(partial) == 0);
+	usleep(60 * 1000);
+	CHECK(spt_writer_tick(w) == 0);
+	CHECK(count_events(partial) == 3);
+	CHECK(count_events(path) == 10);
+	/* A second writer refuses to take the partial trace over. */
+	struct spt_writer *w2 = NULL;
+	d.msg[0] = 0;
+	CHECK(spt_writer_open(path, &h, &o, &w2, &d) == -EEXIST);
+	CHECKF(strstr(d.msg, ".partial") && strstr(d.msg, "was killed"), "%s", d.msg);
+	/* Discarded: the old trace stays, the partial goes. */
+	spt_writer_discard(w);
+	CHECK(count_events(path) == 10 && access(partial, F_OK) != 0);
+
+	/* Abandoned (an interrupted recording): renamed into place, readable, not closed. */
+	CHECK(spt_writer_open(path, &h, &o, &w, &d) == 0);
+	for (int i = 0; i < 4 && gen_next(&g, &a, &ev); i++)
+		CHECK(spt_writer_append(w, &ev) == 0);
+	CHECK(spt_writer_flush(w) == 0);
+	spt_writer_abandon(w);
+	CHECK(count_events(path) == 4 && access(partial, F_OK) != 0);
+
+	/* flush_events: every N events reach the file. */
+	struct spt_writer_opts on = { .sz = sizeof(on), .overwrite = true, .flush_events = 2 };
+	CHECK(spt_writer_open(path, &h, &on, &w, &d) == 0);
+	for (int i = 0; i < 5 && gen_next(&g, &a, &ev); i++)
+		CHECK(spt_writer_append(w, &ev) == 0);
+	CHECK(count_events(partial) == 4);
+	CHECK(spt_writer_close(w, &d) == 0);
+	CHECK(count_events(path) == 5);
+
+	/* Through a symlink: the link is replaced, its target left alone. */
+	char target[160];
+	tmp_path(target, sizeof(target), "replace-target.spt");
+	CHECK(spill(target, "keep", 4));
+	unlink(path);
+	CHECK(symlink(target, path) == 0);
+	CHECK(spt_writer_open(path, &h, &o, &w, &d) == 0);
+	CHECK(spt_writer_close(w, &d) == 0);
+	struct stat st;
+	CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+	size_t len;
+	uint8_t *p = slurp(target, &len);
+	CHECK(p && len == 4 && !memcmp(p, "keep", 4));
+	free(p);
+	unlink(target);
+	unlink(path);
+	spt_arena_fini(&a);
+}
+
 static void test_errors(void)
 {
 	char path[160];
@@ -1118,6 +1219,7 @@ int main(void)
 	TIMED(RUN(test_truncate_every_byte));
 	TIMED(RUN(test_bit_flips));
 	TIMED(RUN(test_damaged_chunk));
+	TIMED(RUN(test_replace_and_flush));
 	TIMED(RUN(test_crash));
 	TIMED(RUN(test_odd_events));
 	TIMED(RUN(test_seq_edits));

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Crash testing of record: SIGKILL of `spectap record zookeeper` at seeded points of real runs.
+# Every event captured a flush interval before the kill is in the trace, the trace reads back
+# (recovered, not damaged), nothing is left running, and with -f the previous trace survives.
+. tests/cli/lib.sh
+if [ "$(id -u)" != 0 ] || [ ! -r /usr/share/java/zookeeper.jar ]; then
+	echo "SKIP: recording needs root and Debian's zookeeper"
+	finish
+	exit $?
+fi
+FLUSH=400
+
+# events_so_far FILE: the count in the last progress line of record's stderr.
+events_so_far() {
+	sed -n 's/.*(\([0-9]*\) events so far)$/\1/p' "$1" | tail -1
+}
+
+# kill_run SEED OUT [record options...]: starts a recording, waits until the first leader is
+# elected, then a seeded 0..0.6 s longer (the scenario then kills and restarts the leader, which
+# takes 2 s more), notes the events captured, waits what a captured record may take to reach the
+# file (the collector's 200 ms reorder window, the flush interval, and 300 ms to spare), and
+# kills record with SIGKILL. Sets captured (events captured at the note).
+kill_run() {
+	seed=$1 out=$2
+	shift 2
+	: >"$T/k.err"
+	"$SPECTAP" record zookeeper --scenario leader-restart --seed "$seed" --flush-ms $FLUSH -o "$out" "$@" \
+		>"$T/k.out" 2>"$T/k.err" &
+	rec=$!
+	i=0
+	while ! grep -q "leads (epoch 1)" "$T/k.err" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	sleep "$(awk -v s="$seed" 'BEGIN { srand(s); printf "%.2f", rand() * 0.6 }')"
+	captured=$(events_so_far "$T/k.err")
+	sleep "$(awk -v f=$FLUSH 'BEGIN { printf "%.2f", (200 + f + 300) / 1000 }')"
+	wd=$(sed -n 's/.* started with the agent in \([^ ]*\) .*/\1/p' "$T/k.err")
+	kill -KILL $rec
+	wait $rec 2>/dev/null
+	# The servers die with record (PR_SET_PDEATHSIG); wait for it rather than assume it.
+	i=0
+	while [ -n "$wd" ] && pgrep -f "$wd/" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	check_eq "seed $seed: nothing of the ensemble left running after the kill" "" "$(pgrep -f "$wd/" || true)"
+}
+
+dist=""
+for seed in 1 2 3; do
+	kill_run $seed "$T/k$seed.spt"
+	run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/k$seed.spt"
+	got=$(jq .events "$T/o")
+	check "seed $seed: the trace was flushed while the cluster ran ($captured captured before the kill)" \
+		[ "${captured:-0}" -gt 0 ]
+	check "seed $seed: every event captured a flush interval (and the window) before the kill is in the trace ($got >= $captured)" \
+		[ "$got" -ge "${captured:-1}" ]
+	check_eq "seed $seed: killed before its end, read back as recovered, not damaged" "true null" "$(jq -c -r '"\(.recovered) \(.damage)"' "$T/o")"
+	dist="$dist $((got - captured))"
+done
+echo "  FIGURE: SIGKILL of record zookeeper (--flush-ms $FLUSH): events in the trace beyond those captured a flush interval before the kill:$dist"
+
+# -f over an existing trace: a kill leaves the previous trace whole, the new events in
+# OUT.partial, and the next -f refuses to lose them silently.
+cp "$T/k1.spt" "$T/prev.spt"
+before=$("$SPECTAP" stat --json "$T/prev.spt" | jq .events)
+kill_run 4 "$T/prev.spt" -f
+check_eq "-f killed: the previous trace is whole" "$before true" \
+	"$("$SPECTAP" stat --json "$T/prev.spt" | jq -r '"\(.events) \(.indexed // .recovered)"')"
+check "-f killed: the new events are in OUT.partial" [ "$("$SPECTAP" stat --json "$T/prev.spt.partial" | jq .events)" -ge "$captured" ]
+run_status 1 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario initial-election -f -o "$T/prev.spt"
+check_contains "-f after a killed -f: the partial trace is named" "$T/e" "prev.spt.partial: File exists (an earlier writer of this trace was killed"
+
+# A completed -f replaces the trace by rename, never through a symlink.
+rm -f "$T/prev.spt.partial"
+ln -s "$T/k2.spt" "$T/link.spt"
+k2=$(sha256sum <"$T/k2.spt")
+run_status 0 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario initial-election -f -o "$T/link.spt"
+check "-f replaced the link, not its target" [ ! -L "$T/link.spt" ]
+check_eq "-f left the link's target alone" "$k2" "$(sha256sum <"$T/k2.spt")"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/link.spt"
+check_eq "-f: the new trace is closed cleanly" true "$(jq .indexed "$T/o")"
+finish
