@@ -122,7 +122,7 @@ int capture_start(struct capture **out, const struct capture_cfg *cfg, char *err
 	close(fd);
 	struct spt_header h = { .system = cfg->system, .nodes = cfg->nodes, .n_nodes = cfg->n_nodes,
 				.capture_method = "bpf", .scenario = "bench" };
-	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = true };
+	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = true, .flush_ms = cfg->flush_ms };
 	struct spt_diag d = { "" };
 	if ((rc = spt_writer_open(c->path, &h, &wo, &c->w, &d))) {
 		snprintf(err, errlen, "%s", d.msg);
@@ -134,7 +134,7 @@ int capture_start(struct capture **out, const struct capture_cfg *cfg, char *err
 	}
 	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = cfg->etcd_shape || cfg->shape,
 				   .spool = !cfg->live,
-				   .spool_dir = cfg->spool_dir ? cfg->spool_dir : "/tmp" };
+				   .spool_dir = cfg->spool_dir ? cfg->spool_dir : "/tmp", .flush_ms = cfg->flush_ms };
 	if (cfg->etcd_shape) {
 		co.shape = etcd_shape_event;
 		co.shape_ctx = c->shape;

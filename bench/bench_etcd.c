@@ -45,7 +45,7 @@ static const char *beside(char *buf, size_t size, const char *rel)
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_etcd: %s\nusage: bench_etcd [--parts puts,hits,rate] [--rounds N] [--puts N] "
-			"[--concurrency N] [--calls N] [--reps N] [--rate-ms MS] [--threads 1,2,4] [--log-terms N] [--live] "
+			"[--concurrency N] [--calls N] [--reps N] [--rate-ms MS] [--threads 1,2,4] [--log-terms N] [--live] [--flush-ms MS] "
 			"[--etcd P] [--putload P] [--hitloop P]\n", msg);
 	return 2;
 }
@@ -70,7 +70,8 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		{ "rate-ms", required_argument, NULL, 'm' }, { "threads", required_argument, NULL, 't' },
 		{ "etcd", required_argument, NULL, 'e' },    { "putload", required_argument, NULL, 'P' },
 		{ "hitloop", required_argument, NULL, 'H' }, { "log-terms", required_argument, NULL, 'L' },
-		{ "live", no_argument, NULL, 'l' },          { NULL, 0, NULL, 0 },
+		{ "live", no_argument, NULL, 'l' },          { "flush-ms", required_argument, NULL, 'F' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char *tok, *save;
 	int opt;
@@ -103,6 +104,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'm': if (!parse_u(optarg, &o->rate_ms)) return usage("--rate-ms"); break;
 		case 'L': if (!parse_u(optarg, &o->log_terms)) return usage("--log-terms"); break;
 		case 'l': o->live = true; break;
+		case 'F': if (!parse_u(optarg, &o->flush_ms)) return usage("--flush-ms"); break;
 		case 'e': o->etcd = optarg; break;
 		case 'P': o->putload = optarg; break;
 		case 'H': o->hitloop = optarg; break;

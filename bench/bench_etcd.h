@@ -22,6 +22,7 @@ struct bench_opts {
 	unsigned rounds, puts, concurrency; /* puts */
 	unsigned log_terms;                 /* puts: the shaper's (0: record's default, 1000) */
 	bool live;                          /* puts: the collector shapes as it drains (no spool) */
+	unsigned flush_ms;                  /* puts: as record's --flush-ms (0, the default here: by size) */
 	unsigned calls, reps;               /* hits: calls per timed run, runs */
 	unsigned rate_ms;                   /* rate: each run */
 	unsigned threads[BENCH_MAX_THREADS], nthreads;
@@ -43,6 +44,7 @@ struct capture_cfg {
 	unsigned log_terms;    /* the shaper's max_log_terms (0: its default) */
 	bool defer_drain;      /* no drain thread: the ring fills until capture_stop drains it */
 	bool live;             /* shape while draining, not through a spool (collect_opts.spool) */
+	unsigned flush_ms;     /* the writer's and collector's flush interval (0: by size only) */
 	const char *spool_dir; /* where the spool goes (NULL: /tmp) */
 	const char *system;    /* the trace header's */
 	const char *const *nodes;

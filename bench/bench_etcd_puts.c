@@ -122,7 +122,7 @@ static int one_run(struct etcd_cluster *cl, const struct bench_opts *o, bool on,
 	struct capture *cap = NULL;
 	struct capture_cfg cfg = { .attach = attach_etcd, .ctx = &a, .table = etcd_probe_table(), .etcd_shape = true,
 				   .log_terms = o->log_terms, .system = "etcd", .nodes = names, .n_nodes = 3,
-				   .live = o->live };
+				   .live = o->live, .flush_ms = o->flush_ms };
 	int rc;
 
 	memset(r, 0, sizeof(*r));

@@ -1,5 +1,6 @@
 /* NDJSON import and export: the parts every dialect shares. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,17 @@ struct node_clock {
 	uint64_t seq, lamport;
 };
 
+/* The last seq of a (node, source), for the dialects that carry their own. */
+struct seq_mark {
+	char *node, *source;
+	uint64_t seq;
+};
+
 struct spt_import {
 	const struct dialect_ops *ops;
+	struct seq_mark *seqs;
+	size_t n_seqs, cap_seqs;
+	bool header_seen;
 	struct spt_arena line;      /* the current line's values */
 	struct spt_arena keep;      /* header strings */
 	struct spt_event ev;
@@ -180,6 +190,11 @@ void spt_import_free(struct spt_import *im)
 	for (size_t i = 0; i < im->n_clocks; i++)
 		free(im->clocks[i].name);
 	free(im->clocks);
+	for (size_t i = 0; i < im->n_seqs; i++) {
+		free(im->seqs[i].node);
+		free(im->seqs[i].source);
+	}
+	free(im->seqs);
 	spt_msgpair_free(im->pairs);
 	free(im->nodes);
 	spt_arena_fini(&im->line);
@@ -310,6 +325,46 @@ static int derive(struct spt_import *im, struct spt_event *ev, struct spt_msg *m
 	return 0;
 }
 
+bool import_header_allowed(struct spt_import *im)
+{
+	if (im->header_seen || im->stats.events)
+		return false;
+	im->header_seen = true;
+	return true;
+}
+
+/* A dialect's own seq must increase per node and source: 0 or an error. */
+static int check_seq(struct spt_import *im, const struct spt_event *ev, struct spt_json_error *err)
+{
+	for (size_t i = 0; i < im->n_seqs; i++) {
+		struct seq_mark *m = &im->seqs[i];
+		if (strcmp(m->node, ev->node) || strcmp(m->source, ev->source))
+			continue;
+		if (ev->seq <= m->seq)
+			return dialect_fail(err, "event.seq %" PRIu64 " of node \"%s\" (source \"%s\") does not increase: "
+						 "the one before was %" PRIu64,
+					    ev->seq, ev->node, ev->source, m->seq);
+		m->seq = ev->seq;
+		return 0;
+	}
+	if (im->n_seqs == im->cap_seqs) {
+		size_t cap = im->cap_seqs ? im->cap_seqs * 2 : 8;
+		struct seq_mark *n = realloc(im->seqs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		im->seqs = n;
+		im->cap_seqs = cap;
+	}
+	struct seq_mark *m = &im->seqs[im->n_seqs];
+	if (!(m->node = strdup(ev->node)) || !(m->source = strdup(ev->source))) {
+		free(m->node);
+		return -ENOMEM;
+	}
+	m->seq = ev->seq;
+	im->n_seqs++;
+	return 0;
+}
+
 int spt_import_line(struct spt_import *im, const char *line, size_t len,
 		    const struct spt_event **ev, const struct spt_loss **loss,
 		    struct spt_json_error *err)
@@ -343,6 +398,8 @@ int spt_import_line(struct spt_import *im, const char *line, size_t len,
 	if (rc != 1)
 		return 0;
 	if (im->derive && (rc = derive(im, &im->ev, &im->msg)))
+		return rc;
+	if (!im->derive && (rc = check_seq(im, &im->ev, err)))
 		return rc;
 	if (!im->nodes_from_config && (rc = add_node(im, im->ev.node)))
 		return rc;

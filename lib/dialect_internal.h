@@ -59,6 +59,8 @@ struct spt_arena *import_arena(struct spt_import *im);
 /* Header fields a dialect learnt (config line, header line); strings are copied. */
 int import_set_nodes(struct spt_import *im, spt_val *seq_of_strings);
 int import_set_header(struct spt_import *im, const struct spt_header *h);
+/* Whether a header may come now: before any other header and any event (false: it may not). */
+bool import_header_allowed(struct spt_import *im);
 
 const struct spt_header *export_header(const struct spt_export *ex);
 /* A dialect's own state for one export (what it remembers between lines), freed with it. */

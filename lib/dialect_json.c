@@ -54,6 +54,8 @@ static int import_header(struct spt_import *im, spt_val *h, struct spt_json_erro
 					     "capture_method", "scenario", "seed", "clock_realtime_ns",
 					     "clock_monotonic_ns", "command_line", "writer", "extra", NULL };
 	int rc;
+	if (!import_header_allowed(im))
+		return dialect_fail(err, "a second header, or a header after events: a trace has one header, on its first line");
 	if ((rc = only_known(h, known, "header", err)))
 		return rc;
 	struct spt_header hd = { 0 };

@@ -46,6 +46,17 @@ run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/good.ndjson"
 check_contains "refuses to overwrite" "$T/e" "pass --force"
 run_status 0 "$T/o" "$T/e" "$SPECTAP" import --from etcd-ndjson "$T/good.ndjson" -o "$T/g.spt" --force
 
+# The json dialect's promises: seq increases per node and source, one header first.
+H='{"header":{"format_version":2,"system":"s","nodes":["a"]}}'
+printf '%s\n%s\n%s\n' "$H" '{"event":{"node":"a","seq":2,"ts_ns":1,"kind":"K"}}' \
+	'{"event":{"node":"a","seq":2,"ts_ns":2,"kind":"K"}}' >"$T/seq.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/seq.ndjson" -o "$T/seq.spt"
+check_contains "a repeated seq is refused at its line" "$T/e" "seq.ndjson:3:1: event.seq 2 of node \"a\" (source \"\") does not increase"
+check "a refused import writes nothing" test ! -e "$T/seq.spt"
+printf '%s\n%s\n%s\n' "$H" '{"event":{"node":"a","seq":1,"ts_ns":1,"kind":"K"}}' "$H" >"$T/hdr.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/hdr.ndjson" -o "$T/hdr.spt"
+check_contains "a second header is refused" "$T/e" "hdr.ndjson:3:1: a second header"
+
 # --json errors are JSON on stdout.
 run_status 1 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/missing.spt"
 check_eq "JSON error" "cannot open $T/missing.spt: No such file or directory" "$(jq -r .error "$T/o")"
