@@ -12,6 +12,7 @@
 
 #include "bench_etcd.h"
 #include "gobin.h"
+#include "supervise.h"
 
 #define STEP_FN "main.(*raft).Step"
 
@@ -173,15 +174,26 @@ static int hitloop(const struct bench_opts *o, struct hit_attach *a, const char 
 		fprintf(stderr, "bench_etcd: probes: %s\n", err);
 		return rc;
 	}
-	snprintf(cmd, sizeof(cmd), "'%s' %s", o->hitloop, args);
-	FILE *p = popen(cmd, "r");
+	/* No shell: the path is the user's. args are ours, words split at spaces. */
+	snprintf(cmd, sizeof(cmd), "%s", args);
+	const char *argv[16] = { o->hitloop };
+	size_t n = 1;
+	for (char *save, *w = strtok_r(cmd, " ", &save); w && n + 1 < sizeof(argv) / sizeof(argv[0]);
+	     w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	struct sup_output so = { 0 };
+	char serr[SUP_ERR_SIZE] = "";
 	out[0] = 0;
-	if (!p || !fgets(out, (int)outlen, p))
+	if (sup_run_capture(argv, NULL, 600000, &so, serr) || !WIFEXITED(so.status) || WEXITSTATUS(so.status))
 		rc = -EIO;
-	if (p && pclose(p))
+	if (so.out)
+		snprintf(out, outlen, "%.*s", (int)strcspn(so.out, "\n"), so.out);
+	if (!rc && !out[0])
 		rc = -EIO;
 	if (rc)
-		fprintf(stderr, "bench_etcd: %s failed (%s)\n", cmd, out);
+		fprintf(stderr, "bench_etcd: %s %s failed (%s%s)\n", o->hitloop, args, serr, out);
+	sup_output_free(&so);
 	int src = capture_stop(cap, cr, err, sizeof(err));
 	if (src)
 		fprintf(stderr, "bench_etcd: collector: %s\n", err);

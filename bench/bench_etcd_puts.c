@@ -297,9 +297,7 @@ int bench_puts(const struct bench_opts *o, struct puts_summary *s)
 	report(o, runs, n, s);
 out:
 	etcd_cluster_stop(&cl);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
+	if (sup_rm_rf(dir))
 		fprintf(stderr, "bench_etcd: could not remove %s\n", dir);
 	return rc;
 }

@@ -117,9 +117,7 @@ static int record(const char *raw, unsigned puts, unsigned conc, const char *etc
 out:
 	uprobe_loader_close(s.l);
 	etcd_cluster_stop(&cl);
-	char cmd[PATH_MAX];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
+	if (sup_rm_rf(dir))
 		fprintf(stderr, "could not remove %s\n", dir);
 	return rc ? 1 : 0;
 }

@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #include "uprobe_loader.h"
 
@@ -49,10 +53,40 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Runs argv (no shell: the target path is the user's) and reads the first line it prints. */
+static int first_line(const char *const *argv, char *line, size_t size)
+{
+	int fds[2], status, rc = 0;
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+	if (pipe(fds))
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	int sr = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	if (sr) {
+		close(fds[0]);
+		return -sr;
+	}
+	FILE *f = fdopen(fds[0], "r");
+	if (!f || !fgets(line, (int)size, f))
+		rc = -EIO;
+	if (f)
+		fclose(f);
+	else
+		close(fds[0]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		rc = rc ? rc : -EIO;
+	return rc;
+}
+
 /* ns per call of target's kind k, probed as s (NULL: not probed). */
 static int run(const char *target, unsigned k, const struct setting *s, long calls, double *ns)
 {
-	char err[512], cmd[PATH_MAX + 64], sym[32], line[128] = "";
+	char err[512], sym[32], line[128] = "";
 	struct uprobe_loader *l = NULL;
 	struct uprobe_loader_opts o = {.ringbuf_bytes = 64 << 20};
 	uint64_t off;
@@ -81,14 +115,13 @@ static int run(const char *target, unsigned k, const struct setting *s, long cal
 			goto out;
 		}
 	}
-	snprintf(cmd, sizeof(cmd), "'%s' %ld %s", target, calls, kinds[k]);
-	FILE *p = popen(cmd, "r");
-	if (!p || !fgets(line, sizeof(line), p) || sscanf(line, "%lf", ns) != 1) {
-		fprintf(stderr, "bench_sites: %s printed '%s'\n", cmd, line);
+	char calls_s[24];
+	snprintf(calls_s, sizeof(calls_s), "%ld", calls);
+	const char *argv[] = { target, calls_s, kinds[k], NULL };
+	if (first_line(argv, line, sizeof(line)) || sscanf(line, "%lf", ns) != 1) {
+		fprintf(stderr, "bench_sites: %s %s %s printed '%s'\n", target, calls_s, kinds[k], line);
 		rc = -EIO;
 	}
-	if (p && pclose(p))
-		rc = rc ? rc : -EIO;
 	if (l)
 		uprobe_drain(l, drop, NULL);
 out:
