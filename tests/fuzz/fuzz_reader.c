@@ -1,8 +1,9 @@
 /*
  * libFuzzer target for the trace reader: the input is taken as a whole *.spt file (kept in a
  * memfd, opened through /proc/self/fd). Whatever opens must read to the end without a crash or
- * leak, print, and seek consistently: seeking to the k-th event and reading gives the same event
- * as the sequential read did. A file that does not open must say why. Any broken law is an
+ * leak, print, and seek consistently: ordinals increase (a damaged chunk is a gap of exactly the
+ * events it is said to have lost), and seeking to an event's ordinal and reading gives the same
+ * event as the sequential read did. A file that does not open must say why. Any broken law is an
  * abort().
  *
  * Frames carry checksums the fuzzer cannot forge, so an input may also be "SPTF" followed by
@@ -59,9 +60,9 @@ static void print_event(FILE *f, const struct spt_event *ev)
 	}
 }
 
-/* What identifies the k-th event, to check seeks against. */
+/* What identifies the k-th event read, to check seeks against, and its ordinal. */
 struct seen {
-	uint64_t seq, ts, lamport, hash;
+	uint64_t seq, ts, lamport, hash, ord;
 };
 
 static struct seen identify(const struct spt_event *ev)
@@ -72,7 +73,7 @@ static struct seen identify(const struct spt_event *ev)
 		h = spt_hash_mix(h, spt_value_hash(ev->state));
 	if (ev->args)
 		h = spt_hash_mix(h, spt_value_hash(ev->args));
-	return (struct seen){ ev->seq, ev->ts_ns, ev->lamport, h };
+	return (struct seen){ ev->seq, ev->ts_ns, ev->lamport, h, 0 };
 }
 
 static bool same(struct seen a, struct seen b)
@@ -80,13 +81,13 @@ static bool same(struct seen a, struct seen b)
 	return a.seq == b.seq && a.ts == b.ts && a.lamport == b.lamport && a.hash == b.hash;
 }
 
-static void check_seek(struct spt_reader *r, const struct seen *seen, uint64_t n, uint64_t k)
+/* Seeks to the ordinal of the k-th event read (k == n: to the end). */
+static void check_seek(struct spt_reader *r, const struct seen *seen, uint64_t n, uint64_t k, uint64_t end)
 {
-	int rc = spt_reader_seek_event(r, k);
+	uint64_t ord = k == n ? end : seen[k].ord;
+	int rc = spt_reader_seek_event(r, ord);
 	if (rc < 0)
 		die("seek_event to a read event failed");
-	if (spt_reader_tell(r) != k)
-		die("tell disagrees with seek_event");
 	const struct spt_event *ev;
 	rc = spt_reader_next(r, &ev);
 	if (k == n) {
@@ -94,7 +95,7 @@ static void check_seek(struct spt_reader *r, const struct seen *seen, uint64_t n
 			die("an event after the end");
 		return;
 	}
-	if (rc != 1 || !same(identify(ev), seen[k]))
+	if (rc != 1 || !same(identify(ev), seen[k]) || spt_reader_tell(r) != ord + 1)
 		die("seek_event gives another event than the sequential read");
 }
 
@@ -182,15 +183,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (info->data_bytes > info->file_bytes || info->file_bytes != size)
 		die("info sizes out of range");
 
-	/* Sequential read; the reader may find damage on the way and truncate there. */
+	/* Sequential read; the reader may find damage on the way and skip it. */
 	size_t cap = 64, n = 0;
 	struct seen *seen = malloc(cap * sizeof(*seen));
 	if (!seen)
 		die("malloc");
 	const struct spt_event *ev;
+	uint64_t prev_ord = 0;
 	while ((rc = spt_reader_next(r, &ev)) == 1) {
-		if (spt_reader_tell(r) != n + 1)
-			die("tell disagrees with the events read");
+		uint64_t ord = spt_reader_tell(r) - 1;
+		if ((n && ord <= prev_ord) || ord >= spt_reader_info(r)->events)
+			die("ordinals do not increase within the trace");
+		prev_ord = ord;
 		print_event(f, ev);
 		if (n == cap) {
 			cap *= 2;
@@ -199,26 +203,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				die("realloc");
 			seen = s;
 		}
-		seen[n++] = identify(ev);
+		seen[n] = identify(ev);
+		seen[n++].ord = ord;
 	}
 	if (rc < 0 && rc != -ENOMEM)
 		die("next failed with something else than out of memory");
-	if (n > announced || n != info->events)
-		die("events read disagree with the trace info");
+	if (info->events < announced || n + info->damaged_events != info->events)
+		die("events read and lost disagree with the trace info");
+	if (!info->damaged && n && prev_ord + 1 != n)
+		die("a gap in the ordinals of an undamaged trace");
 	if (spt_reader_next(r, &ev) != 0)
 		die("next after the end");
 
 	/* Seeks to a few ordinals, and by time. */
-	check_seek(r, seen, n, 0);
-	check_seek(r, seen, n, n);
+	uint64_t end = info->events;
+	check_seek(r, seen, n, 0, end);
+	check_seek(r, seen, n, n, end);
 	if (n) {
-		check_seek(r, seen, n, n - 1);
-		check_seek(r, seen, n, n / 2);
-		check_seek(r, seen, n, n / 3);
+		check_seek(r, seen, n, n - 1, end);
+		check_seek(r, seen, n, n / 2, end);
+		check_seek(r, seen, n, n / 3, end);
 		if (spt_reader_seek_time(r, seen[n / 2].ts) != 0)
 			die("seek_time failed");
-		uint64_t k = spt_reader_tell(r);
-		if (k > n)
+		uint64_t ord = spt_reader_tell(r), k = 0;
+		while (k < n && seen[k].ord < ord)
+			k++;
+		if (ord > end)
 			die("seek_time beyond the end");
 		for (uint64_t i = 0; i < k; i++)
 			if (seen[i].ts >= seen[n / 2].ts)
@@ -226,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (k < n && seen[k].ts < seen[n / 2].ts)
 			die("seek_time stopped before the time");
 	}
-	if (spt_reader_seek_event(r, n + 1) == 0)
+	if (spt_reader_seek_event(r, end + 1) == 0)
 		die("seek_event beyond the end succeeded");
 
 	free(seen);

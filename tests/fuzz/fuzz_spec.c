@@ -12,12 +12,22 @@
 
 static char dir[64];
 
+/* The module file and its directory go when the fuzzer exits (libFuzzer exits through exit()). */
+static void remove_dir(void)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/M.tla", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!dir[0]) {
 		snprintf(dir, sizeof(dir), "/tmp/fuzz_spec.XXXXXX");
 		if (!mkdtemp(dir))
 			abort();
+		atexit(remove_dir);
 	}
 	char path[128];
 	snprintf(path, sizeof(path), "%s/M.tla", dir);
