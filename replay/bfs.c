@@ -717,7 +717,7 @@ int search_run(struct search *S, struct check_error *err)
 	unsigned started = 1;
 	pthread_mutex_lock(&S->ready_mu);
 	for (unsigned i = 1; i < S->nw; i++) {
-		if (pthread_create(&S->w[i].thread, NULL, worker_main, &S->w[i]))
+		if (interp_thread_create(&S->w[i].thread, worker_main, &S->w[i]))
 			break;
 		S->w[i].started = true;
 		started++;

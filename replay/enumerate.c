@@ -397,10 +397,17 @@ static int step_inner(struct en *en, const struct cont *k);
 
 static int step(struct en *en, const struct cont *k)
 {
-	if (++en->depth > MAX_STEP_DEPTH) {
-		en->depth--;
-		return ev_fail(&en->in->ev, k->e, "the action unfolds more than %d steps deep (a RECURSIVE action calling itself?)",
-			       MAX_STEP_DEPTH);
+	/* Steps recurse on the C stack, and each one may evaluate (eval guards its own half from
+	 * where it starts): the steps may take a quarter. */
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	if (en->depth == 0)
+		en->in->step_stack_base = here;
+	uintptr_t base = en->in->step_stack_base;
+	if (++en->depth > MAX_STEP_DEPTH || (base > here && base - here > interp_stack_budget() / 2)) {
+		int d = en->depth--;
+		return ev_fail(&en->in->ev, k->e,
+			       "the action unfolds %d steps deep, more than %s (a RECURSIVE action calling itself?)", d,
+			       d > MAX_STEP_DEPTH ? "the step limit" : "the stack allows");
 	}
 	int rc = step_inner(en, k);
 	en->depth--;

@@ -15,20 +15,34 @@
 #define MAX_DEPTH 100000 /* nesting of eval calls; the stack guard below usually stops first */
 #define MEMO_LIMIT ((size_t)32 << 20)
 
-/* Half of the stack limit (at most 256 MiB) is what nested evaluation may use. */
-static size_t stack_budget(void)
+size_t interp_stack_size(void)
 {
-	static size_t budget;
-	if (!budget) {
+	static size_t size;
+	if (!size) {
 		struct rlimit rl;
 		size_t lim = (size_t)8 << 20;
 		if (getrlimit(RLIMIT_STACK, &rl) == 0)
 			lim = rl.rlim_cur == RLIM_INFINITY ? (size_t)256 << 20 : (size_t)rl.rlim_cur;
 		if (lim > ((size_t)256 << 20))
 			lim = (size_t)256 << 20;
-		budget = lim / 2;
+		size = lim;
 	}
-	return budget;
+	return size;
+}
+
+/* Half of the stack is what nested evaluation may use. */
+size_t interp_stack_budget(void) { return interp_stack_size() / 2; }
+
+int interp_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t at;
+	int rc = pthread_attr_init(&at);
+	if (rc)
+		return rc;
+	if (!(rc = pthread_attr_setstacksize(&at, interp_stack_size())))
+		rc = pthread_create(t, &at, fn, arg);
+	pthread_attr_destroy(&at);
+	return rc;
 }
 
 void interp_init(struct interp *in, struct spec *s, struct spt_arena *long_arena)
@@ -1316,7 +1330,7 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	if (in->depth == 0)
 		in->stack_base = here;
-	if (++in->depth > MAX_DEPTH || (in->stack_base > here && in->stack_base - here > stack_budget())) {
+	if (++in->depth > MAX_DEPTH || (in->stack_base > here && in->stack_base - here > interp_stack_budget())) {
 		int d = in->depth--;
 		return ev_fail(&in->ev, e, "evaluation nested too deeply (%d levels): unbounded recursion?", d);
 	}

@@ -6,6 +6,8 @@
 #ifndef SPECTAP_REPLAY_INTERP_H
 #define SPECTAP_REPLAY_INTERP_H
 
+#include <pthread.h>
+
 #include "ev_core.h"
 #include "memo.h"
 #include "module.h"
@@ -74,6 +76,7 @@ struct interp {
 	uint64_t max_steps;     /* give up past this many (0: no limit); fuzzing sets one */
 	int depth;              /* nesting of eval calls */
 	uintptr_t stack_base;   /* the frame of the outermost eval */
+	uintptr_t step_stack_base; /* the frame of the outermost enumeration step */
 	struct spt_arena *long_arena; /* constants evaluated once live here */
 	spt_val **once;         /* by opdef id: the value of a definition evaluated once */
 	uint32_t n_once;
@@ -89,6 +92,13 @@ struct interp {
 };
 
 /* s must be resolved (spec_resolve). long_arena holds what outlives a window. */
+/* The C stack of the main thread (RLIMIT_STACK, 256 MiB when unlimited, at most that), which
+ * evaluation threads are given too (interp_thread_create), so that the guards hold on every
+ * thread; nested evaluation may use half of it, enumeration steps a quarter. */
+size_t interp_stack_size(void);
+size_t interp_stack_budget(void);
+/* pthread_create with a stack of interp_stack_size(). */
+int interp_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 void interp_init(struct interp *in, struct spec *s, struct spt_arena *long_arena);
 void interp_fini(struct interp *in);
 /* A context with no frame (module-level expressions). */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "junction_check.h"
 #include "parse.h"
 #include "resolve.h"
 
@@ -721,6 +722,11 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 			e == ENOENT ? ")" : "");
 		return NULL;
 	}
+	struct junction_issue ji;
+	if (junction_check(m->source, m->source_len, &ji)) {
+		set_err(err, m->path, ji.line, ji.col, "%s", ji.what);
+		return NULL;
+	}
 	TSTree *tree = ts_parser_parse_string(s->parser, NULL, m->source, (uint32_t)m->source_len);
 	if (!tree) {
 		set_err(err, path, 0, 0, "the parser gave up on %s", path);
@@ -909,6 +915,11 @@ int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct
 	if (!src)
 		return -ENOMEM;
 	snprintf(src, len + 1, "%s%s%s", head, text, tail);
+	struct junction_issue ji;
+	if (junction_check(src, len, &ji)) {
+		set_err(err, origin, ji.line - 1, ji.col, "%s", ji.what);
+		return -EINVAL;
+	}
 	TSTree *tree = ts_parser_parse_string(s->parser, NULL, src, (uint32_t)len);
 	if (!tree)
 		return -ENOMEM;

@@ -347,7 +347,7 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 		p->inline_ck = mck;
 	for (unsigned j = 0; j < nw; j++) {
 		ws[j].p = p;
-		if (pthread_create(&ws[j].thread, NULL, work, &ws[j])) {
+		if (interp_thread_create(&ws[j].thread, work, &ws[j])) {
 			results_fail(&ws[j].res, -EAGAIN, "cannot start a thread (--jobs %u): try fewer", o->jobs);
 			break;
 		}

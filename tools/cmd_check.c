@@ -275,7 +275,7 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 			from = to;
 		}
 		for (unsigned j = 0; j < jobs; j++)
-			if (pthread_create(&parts[j].thread, NULL, check_part, &parts[j])) {
+			if (interp_thread_create(&parts[j].thread, check_part, &parts[j])) {
 				snprintf(parts[j].err, sizeof(parts[j].err), "cannot start a thread (--jobs %u): try fewer", jobs);
 				parts[j].rc = -1;
 				parts[j].thread = 0;
