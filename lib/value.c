@@ -706,6 +706,24 @@ spt_val *spt_fun_set(struct spt_arena *a, spt_val *f, uint32_t i, spt_val *v)
 	return c;
 }
 
+void spt_fun_set_owned(spt_val *f, uint32_t i, spt_val *v)
+{
+	struct spt_value *w = (struct spt_value *)f;
+	if (!spt_is_fun(f) || i >= f->n)
+		return;
+	if (f->kind == SPT_SEQ) {
+		spt_val **e = (spt_val **)f->u.elems;
+		uint64_t k = seq_key(i);
+		w->hash = f->hash - kv_term(k, e[i]->hash) + kv_term(k, v->hash);
+		e[i] = v;
+		return;
+	}
+	spt_val **x = (spt_val **)f->u.fn.vals;
+	uint64_t hk = f->u.fn.keys[i]->hash;
+	w->hash = f->hash - kv_term(hk, x[i]->hash) + kv_term(hk, v->hash);
+	x[i] = v;
+}
+
 spt_val *spt_seq_append(struct spt_arena *a, spt_val *s, spt_val *v)
 {
 	if (!spt_is_fun(s) || (s->n && s->kind != SPT_SEQ) || s->n == UINT32_MAX)

@@ -1127,8 +1127,9 @@ static int fn_args(struct interp *in, struct ctx c, const struct ast *const *arg
 	return *key ? 0 : oom(in, args[0]);
 }
 
+/* One update of an EXCEPT; owned: base is a copy this EXCEPT made (set in place at the top). */
 static int except_path(struct interp *in, struct ctx c, const struct except_upd *u, uint32_t k, spt_val *base,
-		       spt_val **out)
+		       bool owned, spt_val **out)
 {
 	if (k == u->n_steps) {
 		struct ctx vc = c;
@@ -1150,8 +1151,13 @@ static int except_path(struct interp *in, struct ctx c, const struct except_upd 
 		*out = base; /* outside the domain: unchanged, as TLC */
 		return 0;
 	}
-	if (except_path(in, c, u, k + 1, spt_fun_val(base, (uint32_t)i), &nv))
+	if (except_path(in, c, u, k + 1, spt_fun_val(base, (uint32_t)i), false, &nv))
 		return EVAL_ERR;
+	if (owned && k == 0) {
+		spt_fun_set_owned(base, (uint32_t)i, nv);
+		*out = base;
+		return 0;
+	}
 	*out = spt_fun_set(A(in), base, (uint32_t)i, nv);
 	return *out ? 0 : oom(in, u->value);
 }
@@ -1503,8 +1509,13 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		spt_val *f;
 		if ((rc = eval(in, c, e->a[0], &f)))
 			break;
-		for (uint32_t i = 0; i < e->n_excepts && !rc; i++)
-			rc = except_path(in, c, &e->excepts[i], 0, f, &f);
+		/* The first update that changes f copies it; the later ones change that copy. */
+		bool owned = false;
+		for (uint32_t i = 0; i < e->n_excepts && !rc; i++) {
+			spt_val *before = f;
+			rc = except_path(in, c, &e->excepts[i], 0, f, owned, &f);
+			owned = owned || f != before;
+		}
 		if (!rc)
 			*out = f;
 		break;

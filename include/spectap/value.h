@@ -108,6 +108,9 @@ spt_val *spt_value_move_keep(struct spt_arena *a, spt_val *v, const unsigned cha
  * Replace the i-th element (0-based) of a sequence, or the value at f's i-th key. */
 spt_val *spt_seq_set(struct spt_arena *a, spt_val *s, uint32_t i, spt_val *v);
 spt_val *spt_fun_set(struct spt_arena *a, spt_val *f, uint32_t i, spt_val *v);
+/* The same in place, on a value the caller built and no one else holds yet (a copy that
+ * spt_fun_set just returned): a multi-update EXCEPT copies once. */
+void spt_fun_set_owned(spt_val *f, uint32_t i, spt_val *v);
 /* <<s[1], ..., s[n], v>>; s a sequence or an empty function. */
 spt_val *spt_seq_append(struct spt_arena *a, spt_val *s, spt_val *v);
 /* s \cup {x} and s \ {x}. */

@@ -317,6 +317,8 @@ static void test_except(void)
 	EXPECT("Ex_5", "[a |-> [b |-> <<1, 5>>]]");
 	EXPECT("Ex_6", "<<1, 4, 9>>");
 	EXPECT("Ex_7", "<<6, 4, 9>>"); /* updates apply in order: 1 -> 5 -> 6 */
+	EXPECT("Ex_8", "<<<<1, 2, 3>>, <<20, 3, 3>>>>"); /* f itself unchanged by the copy updated in place */
+	EXPECT("Ex_9", "<<[a |-> <<1>>, b |-> 2], [a |-> <<3>>, b |-> 4]>>");
 }
 
 static void test_strings_model_values(void)

@@ -119,6 +119,14 @@ Ex_4 == [[i \in 1..2 |-> [j \in 1..2 |-> [f |-> i * j, g |-> 0]]] EXCEPT ![2][1]
 Ex_5 == [[a |-> [b |-> <<1, 2>>]] EXCEPT !.a.b[2] = 5]
 Ex_6 == [Fn1 EXCEPT ![9] = 0]
 Ex_7 == [Fn1 EXCEPT ![1] = 5, ![1] = @ + 1]
+\* Several updates change one copy: the function updated stays as it was, and so does a value an
+\* update reads from it.
+Ex_8 == LET f == <<1, 2, 3>>
+            g == [f EXCEPT ![1] = 10, ![2] = f[1] + @, ![1] = @ * 2, ![3] = Len(f)]
+        IN <<f, g>>
+Ex_9 == LET r == [a |-> <<1>>, b |-> 2]
+            s == [r EXCEPT !.b = 3, !.a[1] = @ + r.b, !.b = @ + 1]
+        IN <<r, s>>
 
 \* strings and model values
 Str1 == "hello"
