@@ -333,22 +333,53 @@ void cli_json_damage(FILE *f, const struct spt_trace_info *i)
 	fputc('}', f);
 }
 
+static void partial_name(char *buf, size_t size, const char *path)
+{
+	snprintf(buf, size, "%s.partial", path);
+}
+
 FILE *cli_create_output(struct cli *c, const char *path, bool force)
 {
 	if (!path || !strcmp(path, "-"))
 		return stdout;
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	struct stat st;
+	if (!force && lstat(path, &st) == 0) {
+		cli_fail(c, "cannot create %s: %s (remove it or pass --force)", path, strerror(EEXIST));
+		return NULL;
+	}
+	char partial[PATH_MAX];
+	partial_name(partial, sizeof(partial), path);
+	int fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		cli_fail(c, "cannot create %s: %s%s", path, strerror(errno),
-			 errno == EEXIST ? " (remove it or pass --force)" : "");
+		cli_fail(c, "cannot create %s: %s%s", partial, strerror(errno),
+			 errno == EEXIST ? " (left by a run that was killed while writing it: remove it)" : "");
 		return NULL;
 	}
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		close(fd);
+		unlink(partial);
 		cli_fail(c, "cannot create %s: %s", path, strerror(errno));
 	}
 	return f;
+}
+
+int cli_close_output(struct cli *c, FILE *f, const char *path, bool keep)
+{
+	if (!f || f == stdout)
+		return CLI_OK;
+	char partial[PATH_MAX];
+	partial_name(partial, sizeof(partial), path);
+	int rc = CLI_OK;
+	if ((fflush(f) || fsync(fileno(f))) && keep)
+		rc = cli_fail(c, "cannot write %s: %s", partial, strerror(errno));
+	if (fclose(f) && keep && rc == CLI_OK)
+		rc = cli_fail(c, "cannot write %s: %s", partial, strerror(errno));
+	if (keep && rc == CLI_OK && rename(partial, path))
+		rc = cli_fail(c, "cannot rename %s to %s: %s", partial, path, strerror(errno));
+	if (!keep || rc != CLI_OK)
+		unlink(partial);
+	return rc;
 }
 
 int cli_copy_file(const char *from, const char *to)

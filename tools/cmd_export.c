@@ -131,8 +131,11 @@ int cmd_export(int argc, char **argv)
 		spt_reader_info(r));
 	rc = cli_damage_exit(&c, path, r, CLI_OK);
 done:
-	if (f && f != stdout && fclose(f) && rc == CLI_OK)
-		rc = cli_fail(&c, "cannot write %s: %s", out, strerror(errno));
+	if (f) {
+		int cr = cli_close_output(&c, f, out, rc == CLI_OK || rc == CLI_DAMAGED);
+		if (cr && (rc == CLI_OK || rc == CLI_DAMAGED))
+			rc = cr;
+	}
 	spt_buf_free(&b);
 	spt_export_free(ex);
 	spt_reader_close(r);

@@ -68,7 +68,7 @@ static FILE *file_for(struct writer *w, const char *action, struct action_file *
 		return NULL;
 	struct action_file *n = realloc(w->files, (w->n + 1) * sizeof(*n));
 	if (!n) {
-		fclose(f);
+		cli_close_output(w->c, f, path, false);
 		return NULL;
 	}
 	w->files = n;
@@ -167,9 +167,12 @@ int cmd_windows(int argc, char **argv)
 		cli_fail(&c, "%s", err.msg);
 	rc = rc || w.failed ? CLI_FAIL : CLI_OK;
 	uint64_t total = 0;
+	bool keep = rc == CLI_OK; /* a failed run leaves no window file, and replaces none */
 	for (size_t i = 0; i < w.n; i++) {
-		if (fclose(w.files[i].f) && rc == CLI_OK)
-			rc = cli_fail(&c, "cannot write %s/%s.ndjson: %s", dir, w.files[i].action, strerror(errno));
+		char wpath[4096];
+		snprintf(wpath, sizeof(wpath), "%s/%s.ndjson", dir, w.files[i].action);
+		if (cli_close_output(&c, w.files[i].f, wpath, keep) && rc == CLI_OK)
+			rc = CLI_FAIL;
 		total += w.files[i].windows;
 	}
 	if (rc == CLI_OK) {

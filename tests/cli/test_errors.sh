@@ -57,6 +57,16 @@ printf '%s\n%s\n%s\n' "$H" '{"event":{"node":"a","seq":1,"ts_ns":1,"kind":"K"}}'
 run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/hdr.ndjson" -o "$T/hdr.spt"
 check_contains "a second header is refused" "$T/e" "hdr.ndjson:3:1: a second header"
 
+# Outputs are written beside and renamed into place: -f replaces a symlink, never its target.
+echo keep >"$T/target.txt"
+ln -s "$T/target.txt" "$T/out.ndjson"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" export --to json "$T/g.spt" -o "$T/out.ndjson" -f
+check "export -f replaced the link with the export" [ ! -L "$T/out.ndjson" ] && [ -s "$T/out.ndjson" ]
+check_eq "export -f left the link's target alone" keep "$(cat "$T/target.txt")"
+check "export left no partial file" [ ! -e "$T/out.ndjson.partial" ]
+run_status 1 "$T/o" "$T/e" "$SPECTAP" export --to json "$T/g.spt" -o "$T/out.ndjson"
+check_contains "export refuses to replace without -f" "$T/e" "remove it or pass --force"
+
 # --json errors are JSON on stdout.
 run_status 1 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/missing.spt"
 check_eq "JSON error" "cannot open $T/missing.spt: No such file or directory" "$(jq -r .error "$T/o")"
