@@ -534,8 +534,9 @@ int spt_reader_open(const char *path, struct spt_reader **out, struct spt_diag *
 		diag(d, "%s: out of memory while reading the chunk list", path);
 		goto err;
 	}
-	for (size_t i = 0; i < r->n_losses; i++)
-		r->info.lost += r->losses[i].count;
+	for (size_t i = 0; i < r->n_losses; i++) /* saturating: crafted counts cannot wrap to 0 */
+		r->info.lost = r->info.lost > UINT64_MAX - r->losses[i].count ? UINT64_MAX
+									  : r->info.lost + r->losses[i].count;
 	r->info.chunks = r->n_chunks;
 	*out = r;
 	return 0;
