@@ -316,6 +316,8 @@ cleanup:
 	return ret;
 }
 
+static void reclaim_stale_sessions(void);
+
 int lttng_reader_open(struct lttng_reader **out, const struct lttng_reader_opts *opts, char *err,
 		      size_t errlen)
 {
@@ -340,6 +342,8 @@ int lttng_reader_open(struct lttng_reader **out, const struct lttng_reader_opts 
 		ret = setup_dir(r, &o);
 	if (!ret)
 		ret = ensure_daemon(r);
+	if (!ret)
+		reclaim_stale_sessions();
 	if (!ret)
 		ret = setup_session(r, &o);
 	if (ret) {
@@ -404,6 +408,33 @@ cleanup:
 	free(chans);
 	lttng_destroy_handle(h);
 	return ret;
+}
+
+/*
+ * Sessions named spectap-PID-N whose PID is gone: a capture killed (SIGKILL, OOM) before it could
+ * destroy its session, which a daemon that outlived it keeps active. Destroyed, with their output
+ * directory when it is one of ours (spectap-lttng-*). Best effort: a failure changes nothing.
+ */
+static void reclaim_stale_sessions(void)
+{
+	struct lttng_session *ss = NULL;
+	int n = lttng_list_sessions(&ss);
+	for (int i = 0; i < n; i++) {
+		long pid;
+		unsigned serial;
+		char tail;
+		if (sscanf(ss[i].name, "spectap-%ld-%u%c", &pid, &serial, &tail) != 2 || pid <= 0 ||
+		    pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (lttng_destroy_session(ss[i].name) < 0)
+			continue;
+		const char *dir = strstr(ss[i].path, "/spectap-lttng-");
+		if (dir && !strchr(dir + 1, '/'))
+			sup_rm_rf(ss[i].path);
+		else if (dir && !strncmp(ss[i].path, "file://", 7))
+			sup_rm_rf(ss[i].path + 7);
+	}
+	free(ss);
 }
 
 static int destroy_session(struct lttng_reader *r)

@@ -69,11 +69,14 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 {
 	if (mkdir(o->dir, 0755) && errno != EEXIST)
 		return cli_fail(c, "cannot create the corpus directory %s: %s", o->dir, strerror(errno));
-	char manifest[PATH_MAX];
+	/* The manifest and each run's summary are written beside and renamed into place whole: a
+	 * crash never leaves half of one, nor destroys the one of an earlier corpus. */
+	char manifest[PATH_MAX], manifest_tmp[PATH_MAX + 16];
 	snprintf(manifest, sizeof(manifest), "%s/manifest.json", o->dir);
-	FILE *mf = fopen(manifest, "w");
+	snprintf(manifest_tmp, sizeof(manifest_tmp), "%s.partial", manifest);
+	FILE *mf = fopen(manifest_tmp, "w");
 	if (!mf)
-		return cli_fail(c, "cannot write %s: %s", manifest, strerror(errno));
+		return cli_fail(c, "cannot write %s: %s", manifest_tmp, strerror(errno));
 	struct coverage cv;
 	coverage_init(&cv, o->map, o->spec, o->cfg);
 	double t0 = now_s();
@@ -87,10 +90,11 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 	for (uint64_t seed = o->seed; !complete; seed++) {
 		if (runs && now_s() - t0 >= o->budget_s)
 			break;
-		char trace[PATH_MAX], json[PATH_MAX], seed_s[32], *argv[32];
+		char trace[PATH_MAX], json[PATH_MAX], json_tmp[PATH_MAX + 16], seed_s[32], *argv[32];
 		int n = 0;
 		snprintf(trace, sizeof(trace), "%s/%s-%" PRIu64 ".spt", o->dir, o->scenario, seed);
 		snprintf(json, sizeof(json), "%s/%s-%" PRIu64 ".json", o->dir, o->scenario, seed);
+		snprintf(json_tmp, sizeof(json_tmp), "%s.partial", json);
 		snprintf(seed_s, sizeof(seed_s), "%" PRIu64, seed);
 		argv[n++] = "spectap";
 		argv[n++] = "record";
@@ -109,9 +113,14 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 		if (!c->json)
 			fprintf(stderr, "spectap record: [%6.1fs] run %d: %s seed %" PRIu64 "\n", now_s() - t0, runs + 1,
 				o->scenario, seed);
-		int st = run_self(argv, json);
+		int st = run_self(argv, json_tmp);
 		if (st < 0) {
+			unlink(json_tmp);
 			rc = cli_fail(c, "cannot run %s record: %s", o->system, strerror(-st));
+			break;
+		}
+		if (rename(json_tmp, json)) {
+			rc = cli_fail(c, "cannot rename %s to %s: %s", json_tmp, json, strerror(errno));
 			break;
 		}
 		fprintf(mf, "%s{\"seed\":%" PRIu64 ",\"trace\":", runs ? "," : "", seed);
@@ -139,8 +148,13 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 	fprintf(mf, "],\"seconds\":%.1f,\"complete\":%s,\"coverage\":", now_s() - t0, complete ? "true" : "false");
 	coverage_print(&cv, o->min, true, mf);
 	fputs("}\n", mf);
-	if (fclose(mf) && rc == CLI_OK)
-		rc = cli_fail(c, "cannot write %s", manifest);
+	if (fclose(mf)) {
+		unlink(manifest_tmp);
+		if (rc == CLI_OK)
+			rc = cli_fail(c, "cannot write %s", manifest_tmp);
+	} else if (rename(manifest_tmp, manifest) && rc == CLI_OK) {
+		rc = cli_fail(c, "cannot rename %s to %s: %s", manifest_tmp, manifest, strerror(errno));
+	}
 	if (rc == CLI_OK) {
 		if (c->json) {
 			coverage_print(&cv, o->min, true, stdout);

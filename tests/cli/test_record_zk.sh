@@ -103,7 +103,12 @@ check "leader-restart: the killed leader is not the new one" [ "$(jq -r .leader 
 # types). Which server wins and which steps a late starter takes vary between any two runs, so
 # kinds that only some runs have are left out of the comparison; each run's end state is
 # checked against srvr instead.
+# A session left by a killed capture (its pid gone) is reclaimed by the next one, with its output.
+mkdir -p "$T/spectap-lttng-stale"
+lttng create spectap-999999-0 --output "$T/spectap-lttng-stale" >/dev/null 2>&1
 run_status 0 "$T/lt.json" "$T/lt.err" "$SPECTAP" record zookeeper --scenario initial-election --seed 5 --via lttng -o "$T/lt.spt" --json
+check_eq "a killed capture's LTTng session is reclaimed" "" "$(lttng list 2>/dev/null | grep spectap-999999-0 || true)"
+check "and its output directory removed" [ ! -e "$T/spectap-lttng-stale" ]
 check_eq "lttng: nothing lost" 0 "$(jq .lost "$T/lt.json")"
 check_eq "lttng: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/lt.json")"
 check_eq "lttng: end state as srvr reports it" true "$(jq .final_match "$T/lt.json")"
