@@ -45,6 +45,8 @@ static void spec_err(struct check_error *err, const struct spec_error *e)
 		snprintf(err->msg, sizeof(err->msg), "%s: %s", e->pos.file ? e->pos.file : "spec", e->msg);
 }
 
+uint64_t checker_window_steps = CHECKER_WINDOW_STEPS;
+
 static int eval_err(struct checker *ck, struct check_error *err, const char *what)
 {
 	const struct eval_error *e = &ck->in.ev.err;
@@ -220,6 +222,7 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 	}
 	interp_init(&ck->in, ck->spec, &ck->long_arena);
 	ck->in.rewind = true; /* compare_successor copies the closest successor it keeps */
+	ck->in.max_steps = checker_window_steps;
 	if ((rc = set_constants(ck, err))) {
 		checker_free(ck);
 		return rc;
@@ -610,6 +613,7 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 		return -EINVAL;
 	ev_clear_error(&in->ev);
 	in->ev.arena = &ck->window_arena;
+	in->steps = 0; /* the step limit is per window */
 	uint32_t nv = in->n_vars;
 	bool *given = calloc(nv + 1, sizeof(*given));
 	struct wstate w = { ck, post, calloc(nv + 1, sizeof(uint32_t)), calloc(nv + 1, sizeof(spt_val *)), 0, res,

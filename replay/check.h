@@ -60,6 +60,11 @@ const char *checker_warnings(const struct checker *ck);
 int checker_call(struct checker *ck, const char *name, spt_val *const *args, uint32_t n, spt_val **out,
 		 struct check_error *err);
 struct spec *checker_spec(struct checker *ck);
+/* Evaluation steps one window may take before its check is an error (check --max-steps; 0: no
+ * limit), for the checkers made after it is set. */
+#define CHECKER_WINDOW_STEPS 100000000ull
+extern uint64_t checker_window_steps;
+
 /* The arena window values should be built in (reset at each checker_window). */
 struct spt_arena *checker_window_arena(struct checker *ck);
 /* Checks that the action exists and returns its parameter count. */

@@ -1329,10 +1329,15 @@ static int eval_apply(struct interp *in, struct ctx c, const struct ast *e, spt_
 	return apply(in, e, fv, key, out);
 }
 
+volatile sig_atomic_t interp_time_up;
+
 int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
 	if (++in->steps > in->max_steps && in->max_steps)
-		return ev_fail(&in->ev, e, "evaluation budget of %llu steps exhausted", (unsigned long long)in->max_steps);
+		return ev_fail(&in->ev, e, "evaluation budget of %llu steps exhausted (--max-steps)",
+			       (unsigned long long)in->max_steps);
+	if (interp_time_up)
+		return ev_fail(&in->ev, e, "the time limit (--timeout) was reached while evaluating this");
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	if (in->depth == 0)
 		in->stack_base = here;

@@ -7,6 +7,7 @@
 #define SPECTAP_REPLAY_INTERP_H
 
 #include <pthread.h>
+#include <signal.h>
 
 #include "ev_core.h"
 #include "memo.h"
@@ -97,6 +98,10 @@ struct interp {
  * thread; nested evaluation may use half of it, enumeration steps a quarter. */
 size_t interp_stack_size(void);
 size_t interp_stack_budget(void);
+/* Set (from a signal handler) when the run's time is up (check --timeout): every evaluation then
+ * fails with that reason, at the expression it was at. */
+extern volatile sig_atomic_t interp_time_up;
+
 /* pthread_create with a stack of interp_stack_size(). */
 int interp_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 void interp_init(struct interp *in, struct spec *s, struct spt_arena *long_arena);

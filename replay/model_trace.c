@@ -200,6 +200,7 @@ int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, c
 	r->trace = spt_arena_alloc(a, (total + 1) * sizeof(*r->trace));
 	if (!r->trace) {
 		free(path);
+		snprintf(why, why_size, "out of memory");
 		return -1;
 	}
 	memset(r->trace, 0, (total + 1) * sizeof(*r->trace));

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "interp.h"
 #include "check_model.h"
 #include "check_trace.h"
 #include "cli.h"
@@ -48,6 +50,11 @@ static const char usage[] =
 	"  --quiet          no progress line (there is none with --json either)\n"
 	"  --no-cache       evaluate every application of a definition, cached or not (slower;\n"
 	"                   to check that caching changes nothing)\n"
+	"  --max-steps N    evaluation steps one window may take (default 100000000; 0: no\n"
+	"                   limit): past it the check stops with an error naming the window\n"
+	"  --timeout S      stop after S seconds (every mode) with an error naming where it was\n"
+	"  --max-memory MB  the address space spectap may use (every mode); past it, out of\n"
+	"                   memory is an error naming where it was, not the machine's OOM kill\n"
 	"\n"
 	"  --model S.tla    model checking, as TLC's breadth-first search: every state reachable\n"
 	"                   from the cfg's INIT by NEXT (or its SPECIFICATION) is checked against\n"
@@ -306,6 +313,30 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 	return rc ? cli_fail(c, "%s", err) : CLI_OK;
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+	interp_time_up = 1;
+}
+
+/* --timeout: every evaluation fails once the time is up (interp_time_up). */
+static int arm_timeout(unsigned seconds)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL))
+		return -1;
+	alarm(seconds);
+	return 0;
+}
+
+/* --max-memory: allocations past it fail, and are reported as out of memory where they were. */
+static int limit_memory(uint64_t mb)
+{
+	struct rlimit rl = { (rlim_t)mb << 20, (rlim_t)mb << 20 };
+	return setrlimit(RLIMIT_AS, &rl);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct cli c = { .cmd = "check", .usage = usage };
@@ -324,6 +355,8 @@ int cmd_check(int argc, char **argv)
 		{ "max-states", required_argument, NULL, 'S' }, { "trace-spec", required_argument, NULL, 'T' },
 		{ "states", required_argument, NULL, 'X' },  { "whole", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
+		{ "max-steps", required_argument, NULL, 0x2201 }, { "timeout", required_argument, NULL, 0x2202 },
+		{ "max-memory", required_argument, NULL, 0x2203 },
 		CLI_ALLOW_DAMAGE_OPTION,                     { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
@@ -364,6 +397,21 @@ int cmd_check(int argc, char **argv)
 		case 'N': no_memo = true; break;
 		case 'j': break;
 		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
+		case 0x2201:
+			if (!cli_parse_u64(&c, "--max-steps", optarg, &checker_window_steps))
+				return CLI_USAGE;
+			break;
+		case 0x2202:
+		case 0x2203: {
+			uint64_t v;
+			if (!cli_parse_u64(&c, opt == 0x2202 ? "--timeout" : "--max-memory", optarg, &v))
+				return CLI_USAGE;
+			if (v < 1 || v > (opt == 0x2202 ? 31536000u : 1u << 30))
+				return cli_usage_error(&c, "%s: %" PRIu64 " is out of range", opt == 0x2202 ? "--timeout" : "--max-memory", v);
+			if (opt == 0x2202 ? arm_timeout((unsigned)v) : limit_memory(v))
+				return cli_fail(&c, "%s: %s", opt == 0x2202 ? "--timeout" : "--max-memory", strerror(errno));
+			break;
+		}
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}

@@ -40,4 +40,21 @@ Inv == TRUE'
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --model "$T/Rec.tla" --cfg "$T/Rec.cfg"
 check_contains "a recursive action: stopped with its position" "$T/o" "Rec.tla:7:"
 check_contains "a recursive action: says why" "$T/o" "more than the stack allows (a RECURSIVE action calling itself?)"
+# Limits a user sets: a window's evaluation steps, the time, the memory; each an error naming
+# where it stopped, never a verdict.
+R=tests/replay/raft
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson --action Timeout --max-steps 5
+check_contains "--max-steps: the window is named" "$T/e" "evaluation budget of 5 steps exhausted (--max-steps) (window at $R/windows/Timeout.ndjson:1)"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson --action Timeout
+spec Slow "Next == x' = x
+Inv == \A a \in 1..100000 : \A b \in 1..100000 : a + b > 0"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --model "$T/Slow.tla" --cfg "$T/Slow.cfg" --timeout 1
+check_contains "--timeout: stopped where it was" "$T/o" "Slow.tla:6:"
+check_contains "--timeout: says why" "$T/o" "the time limit (--timeout) was reached"
+spec Big "Next == x' = x
+Inv == LET f == [i \in 1..2000 |-> [j \in 1..2000 |-> i + j]] IN f[1][1] = 2"
+# An address-space limit and AddressSanitizer's shadow memory exclude each other: this one runs
+# the build's plain binary.
+run_status 1 "$T/o" "$T/e" "${BUILD:-build}/spectap" check --model "$T/Big.tla" --cfg "$T/Big.cfg" --max-memory 150
+check_contains "--max-memory: out of memory where it was" "$T/o" "evaluating the invariant Inv: out of memory"
 finish
