@@ -56,8 +56,13 @@ static int run_pass(struct cli *c, const struct cli_input *in, const struct impo
 			return cli_fail(c, "%s:%" PRIu64 ":%u: %s (byte %zu of the file)", in->name, line,
 					err.col ? err.col : 1, err.msg,
 					(size_t)(p - in->data) + err.offset);
-		if (w && rc == 1 && (rc = spt_writer_append(w, ev)))
+		if (w && rc == 1 && (rc = spt_writer_append(w, ev))) {
+			if (rc == -EFBIG)
+				return cli_fail(c, "%s:%" PRIu64 ":1: the event is larger than a trace chunk can hold "
+						"(256 MiB encoded), which no reader could read back: split its state or "
+						"arguments", in->name, line);
 			return cli_fail(c, "writing %s: %s", o->out, strerror(-rc));
+		}
 		if (w && rc == 2 && (rc = spt_writer_add_loss(w, loss)))
 			return cli_fail(c, "writing %s: %s", o->out, strerror(-rc));
 		if (w && (line & 0xfff) == 0)
