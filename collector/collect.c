@@ -23,6 +23,7 @@ int collect_fail(struct collect *c, int e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->err, sizeof(c->err), fmt, ap);
 	va_end(ap);
+	c->fails++;
 	return e;
 }
 
@@ -791,10 +792,10 @@ int collect_drain_live(struct collect *c)
 
 	if (!c->l)
 		return collect_fail(c, -EINVAL, "collector: collect_drain without a loader");
-	c->err[0] = '\0';
+	unsigned fails = c->fails;
 	n = uprobe_drain(c->l, collect_record, c);
 	if (n < 0) {
-		if (!c->err[0])
+		if (c->fails == fails)
 			collect_fail(c, n, "collector: drain: %s", uprobe_loader_error(c->l));
 		return n;
 	}

@@ -75,11 +75,11 @@ int collect_shape_spool(struct collect *c, size_t max)
 {
 	int r;
 
-	c->err[0] = '\0';
+	unsigned fails = c->fails; /* an earlier failure's message stays (it may be the one reported) */
 	do /* max 0: all, however many bites of INT_MAX frames that takes */
 		r = spool_read(c->spool, max, on_frame, c);
 	while (!max && r == INT_MAX);
-	if (r < 0 && !c->err[0])
+	if (r < 0 && c->fails == fails)
 		collect_fail(c, r, "collector: %s", spool_error(c->spool));
 	return r;
 }

@@ -90,6 +90,8 @@ struct collect {
 	int bg_err;
 	bool finished;
 	char err[512];
+	unsigned fails;  /* collect_fail calls: whether a call set err itself (err is never cleared, so that
+			  * a message another thread set stays to be reported) */
 	/* Spool mode (collect_opts.spool): the drain only copies records into the spool; the
 	 * shaping thread (or collect_drain/collect_finish without it) turns them into events. */
 	struct spool *spool;
