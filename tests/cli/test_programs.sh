@@ -1,15 +1,15 @@
 #!/bin/sh
 # Every external program spectap runs comes from a Debian package that scripts/deps.sh installs:
 # `spectap doctor` lists them (the tables the code takes their paths from), each one's package
-# is in scripts/packages and, on this machine, is the package that provides the file; no code
-# names a program path outside those tables.
+# is in deps.sh's list and, on this machine, is the package that provides the file; no code names
+# a program path outside those tables.
 . tests/cli/lib.sh
 
 run_status 0 "$T/doc.json" "$T/doc.err" "$SPECTAP" doctor --json
 check "doctor lists the programs" [ "$(jq '.programs | length' "$T/doc.json")" -ge 15 ]
 check_eq "nothing is missing after make deps" 0 "$(jq .missing "$T/doc.json")"
 
-pkgs=$(sed 's/#.*//' scripts/packages | awk 'NF { print $1 }')
+pkgs=$(sh scripts/deps.sh --list)
 in_list() { echo "$pkgs" | grep -qx "$1"; }
 # The package dpkg says provides a path, following Debian's merged /usr (/bin is /usr/bin).
 owner() {
@@ -21,7 +21,7 @@ owner() {
 jq -r '.programs[] | "\(.path) \(.package)"' "$T/doc.json" >"$T/progs"
 while read -r path package; do
 	first=${package%%|*}
-	if in_list "$first"; then ok; else bad "$path: its package $first is not in scripts/packages"; fi
+	if in_list "$first"; then ok; else bad "$path: its package $first is not in the list of scripts/deps.sh"; fi
 	[ -e "$path" ] || continue
 	o=$(owner "$path")
 	case "|$package|" in
