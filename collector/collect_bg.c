@@ -84,6 +84,20 @@ int collect_shape_spool(struct collect *c, size_t max)
 	return r;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* Under the lock: the pending events to the file, now (force) or when the writer's interval is up. */
+static int write_out(struct collect *c, bool force)
+{
+	int wr = force ? spt_writer_flush(c->w) : spt_writer_tick(c->w);
+	return wr < 0 ? collect_fail(c, wr, "collector: writing the trace: %s", strerror(-wr)) : 0;
+}
+
 static void *shaper_main(void *arg)
 {
 	struct collect *c = arg;
@@ -92,16 +106,13 @@ static void *shaper_main(void *arg)
 
 	/* Best effort: without it the shaping only competes at normal priority. */
 	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	uint64_t last_ms = (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+	uint64_t last_ms = mono_ms();
 	for (;;) {
 		bool stop = atomic_load(&c->shaper_stop);
 		struct spool_stats ss;
 		int r;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		uint64_t now_ms = (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+		uint64_t now_ms = mono_ms();
 		bool due = c->flush_ms && now_ms - last_ms >= c->flush_ms;
 		/* Even at idle priority, shaping on the machine under test slows it (caches, wakeups,
 		 * a shared core): wait until the backlog is worth it, the flush interval is up or the
@@ -118,10 +129,8 @@ static void *shaper_main(void *arg)
 		catching_up = true;
 		pthread_mutex_lock(&c->lock);
 		r = collect_shape_spool(c, SHAPE_BATCH);
-		if (r == 0 && flushing) {
-			int wr = spt_writer_flush(c->w); /* caught up: what was shaped reaches the file */
-			if (wr < 0)
-				r = collect_fail(c, wr, "collector: writing the trace: %s", strerror(-wr));
+		if (r == 0 && flushing) { /* caught up: what was shaped reaches the file */
+			r = write_out(c, true);
 			flushing = false;
 		}
 		collect_publish_stats(c);
@@ -163,7 +172,7 @@ static void *bg_main(void *arg)
 	for (;;) {
 		struct timespec ts = { c->bg_period_ms / 1000, (long)(c->bg_period_ms % 1000) * 1000000L };
 		bool stop;
-		int r;
+		int r, r2;
 
 		stop = atomic_load(&c->bg_stop);
 		if (c->spool) {
@@ -171,11 +180,8 @@ static void *bg_main(void *arg)
 		} else {
 			pthread_mutex_lock(&c->lock);
 			r = collect_drain_live(c);
-			if (r >= 0 && c->flush_ms) {
-				int wr = spt_writer_tick(c->w);
-				if (wr < 0)
-					r = collect_fail(c, wr, "collector: writing the trace: %s", strerror(-wr));
-			}
+			if (r >= 0 && c->flush_ms && (r2 = write_out(c, false)) < 0)
+				r = r2;
 			pthread_mutex_unlock(&c->lock);
 		}
 		if (r < 0) {

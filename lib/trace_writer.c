@@ -239,10 +239,9 @@ err_io:
 err:
 	if (rc == -ENOMEM)
 		diag(d, "out of memory opening %s", path);
-	if (w->partial) { /* nothing to rename over the previous trace */
-		unlink(w->partial);
-		free(w->partial);
-		w->partial = NULL;
+	if (w->fd >= 0) { /* the file is ours (O_EXCL) and holds no trace: it goes, a replaced one stays */
+		spt_writer_discard(w);
+		return rc;
 	}
 	spt_writer_abandon(w);
 	return rc;
