@@ -54,7 +54,7 @@ bool frame_is_torn(const uint8_t *p, size_t len)
 {
 	if (len < 8)
 		return true;
-	if ((get_le32(p) & 0xFFFFFFF0u) == SPT_MAGIC_FRAME_ID)
+	if (frame_is_skippable(p, len))
 		return 8 + (uint64_t)get_le32(p + 4) > len;
 	size_t fl = ZSTD_findFrameCompressedSize(p, len);
 	return ZSTD_isError(fl) && ZSTD_getErrorCode(fl) == ZSTD_error_srcSize_wrong;

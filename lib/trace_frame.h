@@ -46,5 +46,10 @@ static inline uint32_t get_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+/* Whether p starts a skippable frame (magic 0x184D2A5?), as the magic and footer frames are. */
+static inline bool frame_is_skippable(const uint8_t *p, size_t len)
+{
+	return len >= 4 && (get_le32(p) & 0xFFFFFFF0u) == SPT_MAGIC_FRAME_ID;
+}
 
 #endif

@@ -239,18 +239,12 @@ static void mark_damage(struct spt_reader *r, uint64_t off, uint64_t len, uint64
 	r->info.damaged_events += events;
 }
 
-static bool is_skippable(const uint8_t *p, size_t len)
-{
-	return len >= 8 && (get_le32(p) & 0xFFFFFFF0u) == 0x184D2A50u;
-}
-
 /* Where a frame could start after off: a zstd or skippable frame's magic; r->size if none. */
 static uint64_t next_magic(const struct spt_reader *r, uint64_t off)
 {
 	for (uint64_t i = off; i + 4 <= r->size; i++) {
 		const uint8_t *p = r->map + i;
-		if ((p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD) ||
-		    ((p[0] & 0xF0) == 0x50 && p[1] == 0x2A && p[2] == 0x4D && p[3] == 0x18))
+		if (get_le32(p) == ZSTD_MAGICNUMBER || frame_is_skippable(p, 4))
 			return i;
 	}
 	return r->size;
@@ -266,7 +260,7 @@ static int resync(struct spt_reader *r, uint64_t off, uint64_t chunk, uint64_t e
 {
 	char why[200];
 	for (uint64_t cand = next_magic(r, off + 1); cand < r->size; cand = next_magic(r, cand + 1)) {
-		if (is_skippable(r->map + cand, r->size - cand))
+		if (frame_is_skippable(r->map + cand, r->size - cand))
 			continue; /* the footer: the index frame before it was found or is damaged too */
 		size_t n_losses = r->n_losses;
 		int rc = parse_frame(r, cand, true, p, why, sizeof(why));
@@ -312,7 +306,7 @@ static int scan(struct spt_reader *r)
 	while (off < r->size) {
 		struct parsed p;
 		bool torn_skip = false;
-		if (is_skippable(r->map + off, r->size - off)) {
+		if (r->size - off >= 8 && frame_is_skippable(r->map + off, r->size - off)) {
 			uint64_t len = 8 + (uint64_t)get_le32(r->map + off + 4);
 			if (len <= r->size - off) {
 				off += len;
