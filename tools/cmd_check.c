@@ -313,6 +313,9 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 	return rc ? cli_fail(c, "%s", err) : CLI_OK;
 }
 
+/* Long options without a short letter. */
+enum { OPT_MAX_STEPS = 0x2201, OPT_TIMEOUT, OPT_MAX_MEMORY };
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -355,8 +358,8 @@ int cmd_check(int argc, char **argv)
 		{ "max-states", required_argument, NULL, 'S' }, { "trace-spec", required_argument, NULL, 'T' },
 		{ "states", required_argument, NULL, 'X' },  { "whole", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
-		{ "max-steps", required_argument, NULL, 0x2201 }, { "timeout", required_argument, NULL, 0x2202 },
-		{ "max-memory", required_argument, NULL, 0x2203 },
+		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS }, { "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		CLI_ALLOW_DAMAGE_OPTION,                     { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
@@ -397,19 +400,20 @@ int cmd_check(int argc, char **argv)
 		case 'N': no_memo = true; break;
 		case 'j': break;
 		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
-		case 0x2201:
+		case OPT_MAX_STEPS:
 			if (!cli_parse_u64(&c, "--max-steps", optarg, &checker_window_steps))
 				return CLI_USAGE;
 			break;
-		case 0x2202:
-		case 0x2203: {
+		case OPT_TIMEOUT:
+		case OPT_MAX_MEMORY: {
+			const char *name = opt == OPT_TIMEOUT ? "--timeout" : "--max-memory";
 			uint64_t v;
-			if (!cli_parse_u64(&c, opt == 0x2202 ? "--timeout" : "--max-memory", optarg, &v))
+			if (!cli_parse_u64(&c, name, optarg, &v))
 				return CLI_USAGE;
-			if (v < 1 || v > (opt == 0x2202 ? 31536000u : 1u << 30))
-				return cli_usage_error(&c, "%s: %" PRIu64 " is out of range", opt == 0x2202 ? "--timeout" : "--max-memory", v);
-			if (opt == 0x2202 ? arm_timeout((unsigned)v) : limit_memory(v))
-				return cli_fail(&c, "%s: %s", opt == 0x2202 ? "--timeout" : "--max-memory", strerror(errno));
+			if (v < 1 || v > (opt == OPT_TIMEOUT ? 31536000u : 1u << 30))
+				return cli_usage_error(&c, "%s: %" PRIu64 " is out of range", name, v);
+			if (opt == OPT_TIMEOUT ? arm_timeout((unsigned)v) : limit_memory(v))
+				return cli_fail(&c, "%s: %s", name, strerror(errno));
 			break;
 		}
 		default: return cli_other_opt(&c, opt, argv);
