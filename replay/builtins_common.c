@@ -1,6 +1,8 @@
 /* Argument checks, result wrapping and TLC-style equality shared by the builtins. */
 #include "builtins_internal.h"
+#include "tlc_order.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 static const char *const ordinals[] = { "", "first", "second", "third", "fourth" };
@@ -51,6 +53,17 @@ int bi_boolean(struct ev *ev, const struct ast *at, const char *op, int argno, s
 int bi_set(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v)
 {
 	return v->kind == SPT_SET ? 0 : bi_type_err(ev, at, op, argno, "a set", v);
+}
+
+int bi_tlc_elems(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v, spt_val *const **out)
+{
+	if (bi_set(ev, at, op, argno, v))
+		return EVAL_ERR;
+	char why[200];
+	int rc = tlc_order_elems(ev_arena(ev), v, out, why, sizeof(why));
+	if (rc == -EDOM)
+		return ev_fail(ev, at, "%s: %s (TLC orders the set first)", op, why);
+	return rc ? ev_fail(ev, at, "out of memory in %s", op) : 0;
 }
 
 int bi_fun(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v)

@@ -192,18 +192,20 @@ static int fold_elem_first(struct ev *ev, const struct ast *at, const char *name
 HBI(bi_fold_set)
 {
 	(void)n;
-	if (bi_set(ev, at, "FoldSet", 3, args[2]))
+	spt_val *const *xs;
+	if (bi_tlc_elems(ev, at, "FoldSet", 3, args[2], &xs))
 		return EVAL_ERR;
-	return fold_elem_first(ev, at, "FoldSet", ops[0], args[1], args[2]->u.elems, args[2]->n, out);
+	return fold_elem_first(ev, at, "FoldSet", ops[0], args[1], xs, args[2]->n, out);
 }
 
 /* ReduceSet(op, S, acc) = FoldSet(op, acc, S). */
 HBI(bi_reduce_set)
 {
 	(void)n;
-	if (bi_set(ev, at, "ReduceSet", 2, args[1]))
+	spt_val *const *xs;
+	if (bi_tlc_elems(ev, at, "ReduceSet", 2, args[1], &xs))
 		return EVAL_ERR;
-	return fold_elem_first(ev, at, "ReduceSet", ops[0], args[2], args[1]->u.elems, args[1]->n, out);
+	return fold_elem_first(ev, at, "ReduceSet", ops[0], args[2], xs, args[1]->n, out);
 }
 
 static int fun_values(struct ev *ev, const struct ast *at, const char *name, int argno, spt_val *f, spt_val *dom,
@@ -545,9 +547,10 @@ out:
 HBI(bi_set_to_sort_seq)
 {
 	(void)n;
-	if (bi_set(ev, at, "SetToSortSeq", 1, args[0]))
+	spt_val *const *xs;
+	if (bi_tlc_elems(ev, at, "SetToSortSeq", 1, args[0], &xs))
 		return EVAL_ERR;
-	spt_val *s = spt_seq(ev_arena(ev), args[0]->u.elems, args[0]->n);
+	spt_val *s = spt_seq(ev_arena(ev), xs, args[0]->n);
 	if (!s)
 		return oom(ev, at, "SetToSortSeq");
 	spt_val *a[2] = { s, NULL };

@@ -26,6 +26,9 @@ int bi_ret_int(struct ev *ev, const struct ast *at, const char *op, int64_t i, s
 int bi_int(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v, int64_t *i);
 int bi_boolean(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v, bool *b);
 int bi_set(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v);
+/* v's elements in TLC's order (replay/tlc_order.h), where an operator's result shows it
+ * (SetToSeq, FoldSet); an error if v is not a set or TLC cannot order it. */
+int bi_tlc_elems(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v, spt_val *const **out);
 int bi_fun(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v);
 
 /* A sequence's elements: SPT_SEQ, or any empty function (which is <<>>). */

@@ -238,12 +238,12 @@ BI(bi_contains)
 	return bi_ret_bool(ev, at, "Contains", false, out);
 }
 
-/* TLC leaves the order to CHOOSE; ours is spectap's canonical value order (integers ascending,
- * strings bytewise, ...), so the result is deterministic. */
+/* TLC's override lists the set in its value order (replay/tlc_order.h). */
 BI(bi_set_to_seq)
 {
 	(void)n;
-	if (bi_set(ev, at, "SetToSeq", 0, args[0]))
+	spt_val *const *xs;
+	if (bi_tlc_elems(ev, at, "SetToSeq", 0, args[0], &xs))
 		return EVAL_ERR;
-	return bi_ret(ev, at, "SetToSeq", spt_seq(ev_arena(ev), args[0]->u.elems, args[0]->n), out);
+	return bi_ret(ev, at, "SetToSeq", spt_seq(ev_arena(ev), xs, args[0]->n), out);
 }

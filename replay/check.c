@@ -8,6 +8,7 @@
 #include "check.h"
 #include "enumerate.h"
 #include "resolve.h"
+#include "tlc_order.h"
 
 /* How Next calls an action: the sets its parameters range over. */
 struct action_info {
@@ -204,21 +205,15 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 		if (access(guess, R_OK) == 0)
 			cfg_path = guess;
 	}
-	if (cfg_path && (rc = cfg_load(ck->spec, cfg_path, &ck->cfg, &se))) {
+	if ((cfg_path && (rc = cfg_load(ck->spec, cfg_path, &ck->cfg, &se))) ||
+	    (rc = spec_resolve(ck->spec, cfg_path ? &ck->cfg : NULL, &se))) {
 		spec_err(err, &se);
-		cfg_free(&ck->cfg);
-		spec_free(ck->spec);
-		spt_arena_fini(&ck->long_arena);
-		free(ck);
-		return rc;
+		goto fail;
 	}
-	if ((rc = spec_resolve(ck->spec, cfg_path ? &ck->cfg : NULL, &se))) {
-		spec_err(err, &se);
-		cfg_free(&ck->cfg);
-		spec_free(ck->spec);
-		spt_arena_fini(&ck->long_arena);
-		free(ck);
-		return rc;
+	/* Before any value is built: TLC's CHOOSE order follows the order texts were first read. */
+	if ((rc = tlc_order_note_spec(ck->spec, cfg_path))) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory while reading %s", spec_path);
+		goto fail;
 	}
 	interp_init(&ck->in, ck->spec, &ck->long_arena);
 	ck->in.rewind = true; /* compare_successor copies the closest successor it keeps */
@@ -229,6 +224,12 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 	}
 	*out = ck;
 	return 0;
+fail:
+	cfg_free(&ck->cfg);
+	spec_free(ck->spec);
+	spt_arena_fini(&ck->long_arena);
+	free(ck);
+	return rc;
 }
 
 int checker_new(const char *spec_path, const char *cfg_path, struct checker **out, struct check_error *err)

@@ -10,6 +10,7 @@
 #include "frames.h"
 #include "hoist.h"
 #include "interp.h"
+#include "tlc_order.h"
 
 #define MAX_ENUM 8000000u /* largest set built to enumerate [S -> T] and friends */
 #define MAX_DEPTH 100000 /* nesting of eval calls; the stack guard below usually stops first */
@@ -695,7 +696,30 @@ static int bind_rec(struct interp *in, struct ctx c, struct bind_state *st, uint
 
 static int eval_set(struct interp *in, struct ctx c, const struct ast *e, spt_val **out);
 
-int eval_bounds(struct interp *in, struct ctx c, const struct bound *b, uint32_t nb, bind_fn fn, void *arg)
+/* The set s in TLC's order (CHOOSE, the element TLC picks): a view of its elements, reordered,
+ * which is never stored. */
+static int tlc_ordered(struct interp *in, const struct ast *at, spt_val **s)
+{
+	spt_val *const *elems;
+	char why[200];
+	int rc = tlc_order_elems(A(in), *s, &elems, why, sizeof(why));
+	if (rc == -EDOM)
+		return ev_fail(&in->ev, at, "%s (TLC orders a set before it CHOOSEs from it)", why);
+	if (rc)
+		return oom(in, at);
+	if (elems == (*s)->u.elems)
+		return 0;
+	struct spt_value *view = spt_arena_alloc(A(in), sizeof(*view));
+	if (!view)
+		return oom(in, at);
+	*view = **s;
+	view->u.elems = elems;
+	*s = view;
+	return 0;
+}
+
+static int eval_bounds_in(struct interp *in, struct ctx c, const struct bound *b, uint32_t nb, bool tlc_order,
+			  bind_fn fn, void *arg)
 {
 	spt_val *stack_sets[8], **sets = nb <= 8 ? stack_sets : spt_arena_alloc(A(in), nb * sizeof(*sets));
 	if (!sets)
@@ -706,6 +730,8 @@ int eval_bounds(struct interp *in, struct ctx c, const struct bound *b, uint32_t
 				       b[i].names[0], b[i].names[0]);
 		if (eval_set(in, c, b[i].set, &sets[i]))
 			return EVAL_ERR;
+		if (tlc_order && tlc_ordered(in, b[i].set, &sets[i]))
+			return EVAL_ERR;
 	}
 	if (!c.f && nb)
 		return ev_fail(&in->ev, b[0].set, "internal: bound names without a frame");
@@ -714,6 +740,11 @@ int eval_bounds(struct interp *in, struct ctx c, const struct bound *b, uint32_t
 			return 0; /* no binding at all */
 	struct bind_state st = { b, nb, fn, arg, sets };
 	return bind_rec(in, c, &st, 0, 0, 0);
+}
+
+int eval_bounds(struct interp *in, struct ctx c, const struct bound *b, uint32_t nb, bind_fn fn, void *arg)
+{
+	return eval_bounds_in(in, c, b, nb, false, fn, arg);
 }
 
 /* Evaluates e and requires a finite set. */
@@ -1427,7 +1458,7 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 			break;
 		}
 		struct choose_st st = { e, NULL };
-		rc = eval_bounds(in, c, e->bounds, 1, choose_one, &st);
+		rc = eval_bounds_in(in, c, e->bounds, 1, true, choose_one, &st);
 		if (rc == 1)
 			rc = 0, *out = st.found;
 		else if (!rc)
