@@ -47,7 +47,7 @@ if [ -n "$trace" ]; then
 		[ "$n" -gt "$total" ] && n=$total
 		head -n $((n + 1)) "$tmp/lk.json" >"$tmp/cut.json"
 		"$spectap" import --from json "$tmp/cut.json" -o "$tmp/cut.spt" --force >/dev/null
-		r=$(run "$spectap" check --map $E/EtcdBenchMap.tla --spec $E/EtcdRaft.tla "$tmp/cut.spt" --json)
+		r=$(run "$spectap" check --map $E/EtcdBenchMap.tla --spec $E/EtcdRaft.tla "$tmp/cut.spt" --json --allow-empty)
 		w=$(jq '[.actions[].windows] | add' "$tmp/out" 2>/dev/null || echo 0)
 		echo "$n $w $r" | awk '{ printf "  %8d %8d %9.2f %9.1f %10.1f %9.2f", $1, $2, $3, $4 / 1024, 1e6 * $3 / $1, $4 / $1 }'
 		if [ -n "$base" ] && [ "$n" -le "$base_max" ]; then
@@ -97,7 +97,7 @@ zk_all() { # BIN: seconds for all 14 checks
 line="  ZooKeeper: $(zk_all "$spectap") s"
 [ -n "$base" ] && line="$line  | base: $(zk_all "$base") s"
 echo "$line"
-rr=$(run "$spectap" check --spec systems/redisraft/spec/RedisRaft.tla --map systems/redisraft/spec/RrBenchMap.tla "$tmp/rr.spt" --json)
+rr=$(run "$spectap" check --spec systems/redisraft/spec/RedisRaft.tla --map systems/redisraft/spec/RrBenchMap.tla "$tmp/rr.spt" --json --allow-empty)
 line="  RedisRaft ($(grep -c . tests/data/rr/leader-kill.ndjson) events): $(echo "$rr" | awk '{ printf "%.2f s, %.1f MB", $1, $2 / 1024 }')"
 if [ -n "$base" ]; then
 	rr=$(run "$base" check --spec systems/redisraft/spec/RedisRaft.tla --map systems/redisraft/spec/RrBenchMap.tla "$tmp/rr.spt" --json)

@@ -604,6 +604,24 @@ static int var_index(struct checker *ck, spt_val *key)
 	return -1;
 }
 
+/* An error while checking the action is the window's verdict, and the next window is checked;
+ * running out of memory or of time, and what no values can make work (an unsupported construct,
+ * a constant without a value), stop the check. */
+static int window_error(struct checker *ck, struct window_result *res, int rc, struct check_error *err)
+{
+	if (rc != -EINVAL || interp_time_up || ck->in.ev.err.unsupported || strstr(err->msg, "out of memory"))
+		return rc;
+	size_t n = strlen(err->msg);
+	char *msg = spt_arena_alloc(&ck->window_arena, n + 1);
+	if (!msg)
+		return -ENOMEM;
+	memcpy(msg, err->msg, n + 1);
+	memset(res, 0, sizeof(*res));
+	res->error = msg;
+	err->msg[0] = 0;
+	return 0;
+}
+
 int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post, spt_val *params,
 		   struct window_result *res, struct check_error *err)
 {
@@ -660,8 +678,10 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 				in->cur[i] = ck->init_states[s][i];
 		rc = try_bindings(ck, ai, &w, 0, vals, err);
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		rc = window_error(ck, res, rc, err);
 		goto out;
+	}
 	rc = 0;
 	res->passed = w.best_dist == 0;
 	res->no_successor = res->successors == 0;
@@ -677,8 +697,10 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 			rc = try_bindings(ck, ai, &w, 0, vals, err);
 		}
 		res->successors = successors;
-		if (rc < 0)
+		if (rc < 0) {
+			rc = window_error(ck, res, rc, err);
 			goto out;
+		}
 		rc = 0;
 	}
 	res->binding = w.best_binding;

@@ -36,6 +36,8 @@ struct window_result {
 	struct var_diff *diffs;
 	const char *binding;      /* the parameter binding of the closest successor, in TLA+ notation */
 	bool no_successor;        /* the action is disabled from the pre-state, for every binding */
+	const char *error;        /* the window could not be checked: why ("file:line:col: ..."); the
+				   * verdict is an error, neither passed nor failed */
 };
 
 /*
@@ -44,7 +46,9 @@ struct window_result {
  * from pre range over the values Init gives them; missing from post are not compared. Values
  * live in the checker's window arena until the next call. params, when not NULL, is the tuple
  * the action's parameters are bound to (a mapping's Params); else they range over Next's sets.
- * 0, or -EINVAL with err (the spec could not be evaluated: never a verdict).
+ * 0 (with res->error when evaluating the action failed in this window: its verdict), or
+ * -EINVAL with err (the window or the spec is unusable: never a verdict), -ENOMEM, or the
+ * error of a time limit.
  */
 int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val *post, spt_val *params,
 		   struct window_result *res, struct check_error *err);

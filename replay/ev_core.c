@@ -21,6 +21,7 @@ void ev_clear_error(struct ev *ev)
 {
 	ev->failed = false;
 	ev->err.msg[0] = '\0';
+	ev->err.unsupported = false;
 }
 
 struct spt_arena *ev_arena(struct ev *ev) { return ev->arena; }
@@ -38,6 +39,20 @@ int ev_fail(struct ev *ev, const struct ast *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ev->err.msg, sizeof(ev->err.msg), fmt, ap);
 	va_end(ap);
+	return EVAL_ERR;
+}
+
+int ev_unsupported(struct ev *ev, const struct ast *at, const char *fmt, ...)
+{
+	if (ev->failed)
+		return EVAL_ERR;
+	char msg[sizeof(ev->err.msg)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ev_fail(ev, at, "%s", msg);
+	ev->err.unsupported = true;
 	return EVAL_ERR;
 }
 

@@ -242,7 +242,7 @@ static int call_builtin_vals(struct interp *in, const struct ast *at, const stru
 			     uint32_t n, spt_val **out)
 {
 	if (bi->unimplemented)
-		return ev_fail(&in->ev, at, "%s is not supported: %s", bi->name, bi->unimplemented);
+		return ev_unsupported(&in->ev, at, "%s is not supported: %s", bi->name, bi->unimplemented);
 	if (!bi->fn)
 		return ev_fail(&in->ev, at, "%s cannot be applied to values here", bi->name);
 	return bi->fn(&in->ev, at, args, n, out);
@@ -616,7 +616,7 @@ static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **
 		if (in->const_ops[e->slot])
 			return call_closure(in, c, e, in->const_ops[e->slot], out);
 		if (!in->consts[e->slot])
-			return ev_fail(&in->ev, e, "the constant %s has no value (give it in the .cfg)", e->name);
+			return ev_unsupported(&in->ev, e, "the constant %s has no value (give it in the .cfg)", e->name);
 		*out = in->consts[e->slot];
 		return 0;
 	case REF_VAR: {
@@ -726,7 +726,7 @@ static int eval_bounds_in(struct interp *in, struct ctx c, const struct bound *b
 		return oom(in, NULL);
 	for (uint32_t i = 0; i < nb; i++) {
 		if (!b[i].set)
-			return ev_fail(&in->ev, NULL, "an unbounded quantifier (\\E %s : ...) cannot be evaluated: bound it (\\E %s \\in S : ...)",
+			return ev_unsupported(&in->ev, NULL, "an unbounded quantifier (\\E %s : ...) cannot be evaluated: bound it (\\E %s \\in S : ...)",
 				       b[i].names[0], b[i].names[0]);
 		if (eval_set(in, c, b[i].set, &sets[i]))
 			return EVAL_ERR;
@@ -849,7 +849,7 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 		case BS_INT: *out = x->kind == SPT_INT; return 0;
 		case BS_STRING: *out = x->kind == SPT_STR; return 0;
 		case BS_BOOLEAN: *out = x->kind == SPT_BOOL; return 0;
-		default: return ev_fail(&in->ev, set, "%s is not supported", set->name);
+		default: return ev_unsupported(&in->ev, set, "%s is not supported", set->name);
 		}
 	}
 	if (set->kind == A_NAME && set->ref == REF_BUILTIN && set->n == 1 &&
@@ -1452,7 +1452,7 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		break;
 	case A_CHOOSE: {
 		if (!e->bounds[0].set) {
-			rc = ev_fail(&in->ev, e, "CHOOSE %s : P without a set cannot be evaluated (TLC cannot either): give the "
+			rc = ev_unsupported(&in->ev, e, "CHOOSE %s : P without a set cannot be evaluated (TLC cannot either): give the "
 				      "definition it is in a value in the .cfg, or write CHOOSE %s \\in S : P",
 				      e->bounds[0].names[0], e->bounds[0].names[0]);
 			break;
@@ -1469,7 +1469,7 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_FORALL: {
 		for (uint32_t i = 0; i < e->n_bounds; i++)
 			if (!e->bounds[i].set) {
-				rc = ev_fail(&in->ev, e, "an unbounded quantifier (%s %s : ...) cannot be evaluated (TLC cannot either): "
+				rc = ev_unsupported(&in->ev, e, "an unbounded quantifier (%s %s : ...) cannot be evaluated (TLC cannot either): "
 					      "bound it (%s %s \\in S : ...)", e->kind == A_EXISTS ? "\\E" : "\\A",
 					      e->bounds[i].names[0], e->kind == A_EXISTS ? "\\E" : "\\A", e->bounds[i].names[0]);
 				goto done;
@@ -1597,7 +1597,7 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 			rc = eval_enabled(in, c, e, out);
 			break;
 		}
-		rc = ev_fail(&in->ev, e, "%s", e->name);
+		rc = ev_unsupported(&in->ev, e, "%s", e->name);
 		break;
 	}
 done:

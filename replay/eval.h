@@ -20,6 +20,8 @@
 struct eval_error {
 	struct src_pos pos;
 	char msg[768];
+	bool unsupported; /* the spec, not the values: a construct or an operator spectap does not
+			   * evaluate, a constant without a value; no window can be checked past it */
 };
 
 struct ev;      /* an evaluation context: arena, state, partial next state, error */
@@ -28,6 +30,8 @@ struct closure; /* an operator passed as an argument */
 /* Records "what went wrong, on which values" at the expression's position; returns EVAL_ERR. */
 int ev_fail(struct ev *ev, const struct ast *at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* ev_fail for what no values can make work (eval_error.unsupported). */
+int ev_unsupported(struct ev *ev, const struct ast *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Where values are built; lives as long as the current check. */
 struct spt_arena *ev_arena(struct ev *ev);
 /* A value in TLA+ notation, for messages (truncated to about 200 characters). */

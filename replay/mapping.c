@@ -218,6 +218,118 @@ void mapping_free(struct mapping *m)
 
 struct checker *mapping_checker(struct mapping *m) { return m->ck; }
 
+/* ---- the actions WindowStart can name ---- */
+
+struct name_walk {
+	struct checker *ck;
+	const struct opdef **seen; /* definitions walked into */
+	uint32_t n_seen, cap_seen;
+	const char **names;
+	uint32_t n, cap;
+	int rc;
+};
+
+static void walk_keep(struct name_walk *w, const char *text)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (!strcmp(w->names[i], text))
+			return;
+	uint32_t params;
+	struct check_error ignore;
+	if (checker_action(w->ck, text, &params, &ignore))
+		return; /* a string that is not an action of the spec (an event kind, a field) */
+	if (w->n == w->cap) {
+		uint32_t cap = w->cap ? w->cap * 2 : 8;
+		const char **n = realloc(w->names, cap * sizeof(*n));
+		if (!n) {
+			w->rc = -ENOMEM;
+			return;
+		}
+		w->names = n;
+		w->cap = cap;
+	}
+	w->names[w->n++] = text;
+}
+
+static void walk_def(struct name_walk *w, const struct opdef *d, int depth);
+
+/* The strings e can give as its value: through IF and CASE branches, LET bodies, the bodies of
+ * the definitions it calls and the values of tables it applies, not through the conditions
+ * (ev.kind = "BecomeCandidate" compares an event's kind, it names no action). */
+static void walk_ast(struct name_walk *w, const struct ast *e, int depth)
+{
+	if (!e || w->rc || depth > 200)
+		return;
+	switch (e->kind) {
+	case A_STR:
+		if (e->str && e->str->kind == SPT_STR)
+			walk_keep(w, e->str->u.s);
+		break;
+	case A_IF:
+		walk_ast(w, e->a[1], depth + 1);
+		walk_ast(w, e->a[2], depth + 1);
+		break;
+	case A_CASE:
+		for (uint32_t i = 1; i < e->n; i += 2)
+			walk_ast(w, e->a[i], depth + 1);
+		if (e->has_other && e->n % 2)
+			walk_ast(w, e->a[e->n - 1], depth + 1);
+		break;
+	case A_LET:
+		walk_ast(w, e->a[0], depth + 1);
+		break;
+	case A_APPLY: /* Table[ev.kind]: what the table holds */
+		walk_ast(w, e->a[0], depth + 1);
+		break;
+	case A_FUNC:
+		walk_ast(w, e->a[0], depth + 1);
+		break;
+	case A_RECORD:
+		for (uint32_t i = 0; i < e->n; i++)
+			walk_ast(w, e->a[i], depth + 1);
+		break;
+	case A_NAME:
+		if (e->ref == REF_DEF)
+			walk_def(w, e->r.def, depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
+static void walk_def(struct name_walk *w, const struct opdef *d, int depth)
+{
+	for (uint32_t i = 0; i < w->n_seen; i++)
+		if (w->seen[i] == d)
+			return;
+	if (w->n_seen == w->cap_seen) {
+		uint32_t cap = w->cap_seen ? w->cap_seen * 2 : 16;
+		const struct opdef **n = realloc(w->seen, cap * sizeof(*n));
+		if (!n) {
+			w->rc = -ENOMEM;
+			return;
+		}
+		w->seen = n;
+		w->cap_seen = cap;
+	}
+	w->seen[w->n_seen++] = d;
+	walk_ast(w, d->body, depth);
+}
+
+int mapping_actions(struct mapping *m, const char ***names, uint32_t *n)
+{
+	struct name_walk w = { .ck = m->ck };
+	walk_def(&w, m->start, 0);
+	free(w.seen);
+	if (w.rc) {
+		free(w.names);
+		return w.rc;
+	}
+	*names = w.names;
+	*n = w.n;
+	return 0;
+}
+
 static int call(struct mapping *m, struct opdef *d, spt_val *const *args, spt_val **out, struct check_error *err);
 
 void mapping_on_branch(struct mapping *m, map_branch_fn fn, void *arg)

@@ -31,6 +31,9 @@ int mapping_new(const char *map_path, const char *spec_path, const char *cfg_pat
 void mapping_free(struct mapping *m);
 /* The checker of the spec (with the mapping's definitions visible), to check the windows. */
 struct checker *mapping_checker(struct mapping *m);
+/* The actions WindowStart can name: the strings in it (and in the definitions it uses) that
+ * are actions of the spec. *names (malloc'd; the strings are the spec's) or -ENOMEM. */
+int mapping_actions(struct mapping *m, const char ***names, uint32_t *n);
 /* Coverage (docs/mapping.md): a mapping may define Branch(ev), the name of the code branch an
  * event shows ("" for none), and Branches, the set of branch names a corpus should cover.
  * fn returns 0 to go on. */

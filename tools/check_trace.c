@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "check_trace.h"
@@ -104,6 +106,7 @@ static int check_one(struct checker *ck, const struct check_trace_opts *o, struc
 		t->passed++;
 		return 0;
 	}
+	t->errors += res.error != NULL;
 	if (t->listed >= o->max_failures)
 		return 0;
 	struct failure f = { .order = id };
@@ -267,6 +270,7 @@ static int merge(struct results *rs, unsigned n, uint64_t max_failures, struct t
 			}
 			dst->windows += src->windows;
 			dst->passed += src->passed;
+			dst->errors += src->errors;
 			for (size_t f = 0; f < src->n_fails; f++)
 				if (tally_add_failure(dst, &src->fails[f]))
 					goto oom;
@@ -305,7 +309,17 @@ static void results_free(struct results *r)
 	free(r->ts);
 }
 
-int check_trace(struct cli *c, const struct check_trace_opts *o)
+/* One trace, mapped and checked: its tallies, what the reader found, the mapped actions. The
+ * status is CLI_OK or an error already said (naming the trace). */
+struct trace_run {
+	struct tally *ts;
+	size_t nt;
+	struct spt_trace_info info;
+	const char **mapped; /* the actions WindowStart can name */
+	uint32_t n_mapped;
+};
+
+static int run_trace(struct cli *c, const struct check_trace_opts *o, const char *path, struct trace_run *tr)
 {
 	struct mapping *mp;
 	struct check_error err = { "" };
@@ -316,7 +330,7 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 	if (checker_warnings(mck))
 		cli_warn(c, "%s", checker_warnings(mck));
 	struct spt_reader *r;
-	int rc = cli_open_trace(c, o->path, &r);
+	int rc = cli_open_trace(c, path, &r);
 	if (rc) {
 		mapping_free(mp);
 		return rc;
@@ -393,12 +407,21 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 	if (out == CLI_OK) {
 		for (size_t i = 0; i < nt; i++)
 			ts[i].seconds = secs; /* one pass checks every action */
-		check_report(c, ts, nt, spt_reader_info(r));
-		out = cli_damage_exit(c, o->path, r, out);
+		tr->info = *spt_reader_info(r);
+		if (mapping_actions(mp, &tr->mapped, &tr->n_mapped))
+			out = cli_fail(c, "out of memory");
+		for (uint32_t i = 0; out == CLI_OK && i < tr->n_mapped; i++)
+			if (!(tr->mapped[i] = strdup(tr->mapped[i])))
+				out = cli_fail(c, "out of memory"); /* (the names not yet copied leak) */
 	}
-	for (size_t i = 0; i < nt; i++)
-		tally_free(&ts[i]);
-	free(ts);
+	if (out == CLI_OK) {
+		tr->ts = ts;
+		tr->nt = nt;
+	} else {
+		for (size_t i = 0; i < nt; i++)
+			tally_free(&ts[i]);
+		free(ts);
+	}
 	for (unsigned j = 0; j <= nw; j++)
 		results_free(all ? &all[j] : &ws[j].res);
 	free(all);
@@ -412,5 +435,214 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 	free(ws);
 	spt_reader_close(r);
 	mapping_free(mp);
+	return out;
+}
+
+static void trace_run_free(struct trace_run *tr)
+{
+	for (size_t i = 0; i < tr->nt; i++)
+		tally_free(&tr->ts[i]);
+	free(tr->ts);
+	for (uint32_t i = 0; i < tr->n_mapped; i++)
+		free((char *)tr->mapped[i]);
+	free(tr->mapped);
+	memset(tr, 0, sizeof(*tr));
+}
+
+/* Adds run (the k-th trace, at path) to the totals: windows counted, failures kept in trace
+ * order with the trace named in their place. */
+static int add_totals(struct trace_run *tot, struct trace_run *run, size_t k, const char *path, uint64_t max_failures)
+{
+	for (size_t a = 0; a < run->nt; a++) {
+		struct tally *src = &run->ts[a], *dst = NULL;
+		for (size_t i = 0; i < tot->nt && !dst; i++)
+			if (!strcmp(tot->ts[i].action, src->action))
+				dst = &tot->ts[i];
+		if (!dst) {
+			struct tally *grown = realloc(tot->ts, (tot->nt + 1) * sizeof(*grown));
+			if (!grown)
+				return -ENOMEM;
+			tot->ts = grown;
+			dst = &tot->ts[tot->nt++];
+			memset(dst, 0, sizeof(*dst));
+			dst->action = src->action;
+			src->action = NULL;
+		}
+		dst->windows += src->windows;
+		dst->passed += src->passed;
+		dst->errors += src->errors;
+		dst->skipped += src->skipped;
+		dst->seconds += src->seconds;
+		for (size_t f = 0; f < src->n_fails && dst->listed < max_failures; f++) {
+			struct failure *x = &src->fails[f];
+			char *w = NULL, *wj = NULL;
+			struct spt_buf b = { 0 };
+			spt_buf_puts(&b, ",\"trace\":");
+			spt_buf_json_str(&b, path, strlen(path));
+			spt_buf_puts(&b, x->where_json ? x->where_json : "");
+			if (b.oom || asprintf(&w, "%s: %s", path, x->where ? x->where : "?") < 0) {
+				spt_buf_free(&b);
+				return -ENOMEM;
+			}
+			wj = b.p;
+			free(x->where);
+			free(x->where_json);
+			x->where = w;
+			x->where_json = wj;
+			x->order = ((uint64_t)k << 40) | (x->order & (((uint64_t)1 << 40) - 1));
+			if (tally_add_failure(dst, x))
+				return -ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < run->n_mapped; i++) {
+		bool have = false;
+		for (uint32_t j = 0; j < tot->n_mapped && !have; j++)
+			have = !strcmp(tot->mapped[j], run->mapped[i]);
+		if (have)
+			continue;
+		const char **grown = realloc(tot->mapped, (tot->n_mapped + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		tot->mapped = grown;
+		tot->mapped[tot->n_mapped++] = run->mapped[i];
+		run->mapped[i] = NULL;
+	}
+	return 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The traces the arguments name: files as given, directories' .spt files in name order. */
+static int expand_paths(struct cli *c, const char *const *args, size_t n, char ***out, size_t *n_out)
+{
+	char **ps = NULL;
+	size_t np = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(args[i], &st) || !S_ISDIR(st.st_mode)) {
+			char **g = realloc(ps, (np + 1) * sizeof(*g));
+			if (!g || !(g[np] = strdup(args[i])))
+				goto oom;
+			ps = g;
+			np++;
+			continue;
+		}
+		DIR *d = opendir(args[i]);
+		if (!d) {
+			cli_fail(c, "cannot read the directory %s: %s", args[i], strerror(errno));
+			goto fail;
+		}
+		size_t first = np;
+		for (struct dirent *e; (e = readdir(d));) {
+			size_t len = strlen(e->d_name);
+			if (len < 5 || strcmp(e->d_name + len - 4, ".spt"))
+				continue;
+			char **g = realloc(ps, (np + 1) * sizeof(*g));
+			if (!g) {
+				closedir(d);
+				goto oom;
+			}
+			ps = g;
+			if (asprintf(&ps[np], "%s/%s", args[i], e->d_name) < 0) {
+				closedir(d);
+				goto oom;
+			}
+			np++;
+		}
+		closedir(d);
+		if (np == first) {
+			cli_fail(c, "the directory %s holds no .spt trace", args[i]);
+			goto fail;
+		}
+		qsort(ps + first, np - first, sizeof(*ps), by_name);
+	}
+	*out = ps;
+	*n_out = np;
+	return 0;
+oom:
+	cli_fail(c, "out of memory");
+fail:
+	for (size_t i = 0; i < np; i++)
+		free(ps[i]);
+	free(ps);
+	return CLI_FAIL;
+}
+
+int check_trace(struct cli *c, const struct check_trace_opts *o)
+{
+	char **paths;
+	size_t n;
+	int rc = expand_paths(c, o->paths, o->n_paths, &paths, &n);
+	if (rc)
+		return rc;
+	struct trace_run tot = { 0 };
+	struct trace_summary *sums = calloc(n, sizeof(*sums));
+	const char **unwindowed = NULL;
+	int out = sums ? CLI_OK : cli_fail(c, "out of memory");
+	bool several = n > 1;
+	for (size_t k = 0; k < n && out == CLI_OK; k++) {
+		struct trace_run run = { 0 };
+		struct trace_summary *sm = &sums[k];
+		sm->path = paths[k];
+		if (several)
+			cli_progress(c, "trace %zu of %zu: %s", k + 1, n, paths[k]);
+		/* A trace that cannot be checked is said on stderr, and its entry says so: with --json,
+		 * stdout stays the one report. */
+		struct cli one = *c;
+		one.json = several ? false : c->json;
+		rc = run_trace(&one, o, paths[k], &run);
+		if (rc != CLI_OK) {
+			/* One bad trace of a corpus is said, and the others are checked. */
+			if (!several) {
+				out = rc;
+				break;
+			}
+			sm->failed = true;
+			continue;
+		}
+		sm->info = run.info;
+		for (size_t a = 0; a < run.nt; a++) {
+			sm->windows += run.ts[a].windows;
+			sm->passed += run.ts[a].passed;
+			sm->errors += run.ts[a].errors;
+		}
+		if (several ? add_totals(&tot, &run, k, paths[k], o->max_failures) : 0)
+			out = cli_fail(c, "out of memory");
+		if (several)
+			trace_run_free(&run);
+		else
+			tot = run;
+	}
+	cli_progress_done(c);
+	if (out == CLI_OK && !(unwindowed = calloc(tot.n_mapped + 1, sizeof(*unwindowed))))
+		out = cli_fail(c, "out of memory");
+	if (out == CLI_OK) {
+		size_t n_unwindowed = check_unwindowed(tot.ts, tot.nt, tot.mapped, tot.n_mapped, unwindowed);
+		struct check_extras x = { several ? NULL : &sums[0].info, unwindowed, n_unwindowed, several ? sums : NULL,
+					  several ? n : 0 };
+		check_report(c, tot.ts, tot.nt, &x);
+		size_t bad = 0, damaged = 0;
+		for (size_t k = 0; k < n; k++) {
+			bad += sums[k].failed;
+			damaged += !sums[k].failed && sums[k].info.damaged;
+		}
+		if (bad) {
+			cli_warn(c, "%zu of %zu traces could not be checked (each said why above); the totals are of the others",
+				 bad, n);
+			out = CLI_FAIL;
+		} else if (damaged && !c->allow_damage) {
+			cli_warn(c, "%zu trace%s damaged: exit %d (--allow-damage exits 0)", damaged,
+				 damaged == 1 ? " is" : "s are", CLI_DAMAGED);
+			out = CLI_DAMAGED;
+		} else {
+			out = check_exit(c, tot.ts, tot.nt, unwindowed, n_unwindowed, o->allow_empty);
+		}
+	}
+	free(unwindowed);
+	trace_run_free(&tot);
+	free(sums);
+	for (size_t k = 0; k < n; k++)
+		free(paths[k]);
+	free(paths);
 	return out;
 }

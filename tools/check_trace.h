@@ -8,10 +8,13 @@
 #include "check_report.h"
 
 struct check_trace_opts {
-	const char *map, *spec, *cfg, *path;
+	const char *map, *spec, *cfg;
+	const char *const *paths; /* traces, or directories of .spt traces */
+	size_t n_paths;
 	uint64_t max_failures;
 	unsigned jobs;   /* threads (parts of the trace); 0 or 1: one */
 	bool no_memo;    /* --no-cache: evaluate every application (a debugging aid) */
+	bool allow_empty; /* --allow-empty: no window (of some mapped action) is no failure */
 };
 
 int check_trace(struct cli *c, const struct check_trace_opts *o);

@@ -10,8 +10,9 @@
 #include "spectap/buf.h"
 
 /* Exit codes: 0 done, 1 failed (bad input, I/O), 2 wrong usage, 3 the trace read is damaged
- * (what could be read was, and reported; --allow-damage exits 0). */
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_DAMAGED = 3 };
+ * (what could be read was, and reported; --allow-damage exits 0), 4 (check) nothing was
+ * checked: no window, or none of an action the mapping names (--allow-empty exits 0). */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_DAMAGED = 3, CLI_EMPTY = 4 };
 
 /* --allow-damage, for the getopt_long tables of the commands that read traces. */
 #define CLI_OPT_ALLOW_DAMAGE 0x2000

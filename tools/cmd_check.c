@@ -51,7 +51,9 @@ static const char usage[] =
 	"  --no-cache       evaluate every application of a definition, cached or not (slower;\n"
 	"                   to check that caching changes nothing)\n"
 	"  --max-steps N    evaluation steps one window may take (default 100000000; 0: no\n"
-	"                   limit): past it the check stops with an error naming the window\n"
+	"                   limit): past it the window's verdict is an error, and the next goes on\n"
+	"  --allow-empty    exit 0 when no window was checked, or none of an action the mapping's\n"
+	"                   WindowStart names (else exit 4: a check of nothing is no success)\n"
 	"  --timeout S      stop after S seconds (every mode) with an error naming where it was\n"
 	"  --max-memory MB  the address space spectap may use (every mode); past it, out of\n"
 	"                   memory is an error naming where it was, not the machine's OOM kill\n"
@@ -85,8 +87,9 @@ static const char usage[] =
 	"  --workers N      threads searching (default 1)\n"
 	"  --no-deadlock    a state without successors is no error (TLC's -deadlock)\n"
 	"  --max-states N   stop with an error past N distinct states\n"
-	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"rate\":r,\"score\":0|1,\"failures\":[...]}},\"score\":s,\n"
-	"                   \"damage\":null|{...}}\n"
+	"  --json           {\"actions\":{A:{\"windows\":n,\"passed\":k,\"failed\":f,\"errors\":e,\"rate\":r,\n"
+	"                   \"score\":0|1,\"failures\":[{\"verdict\":\"failed\"|\"error\",...}]}},\"score\":s,\n"
+	"                   \"unwindowed\":[A...],\"damage\":null|{...}}; values in failures are JSON\n"
 	CLI_ALLOW_DAMAGE_HELP
 	"  -h, --help       this text\n"
 	"\n"
@@ -95,9 +98,15 @@ static const char usage[] =
 	"                   \"generated\":n, \"distinct\":n,\n"
 	"                   \"depth\":n, \"trace\":[{\"action\", \"state\":{var: JSON value}, \"tla\"}]}\n"
 	"\n"
+	"A window whose action cannot be evaluated (an error in the spec or the mapping for its\n"
+	"values: a function applied outside its domain, a CHOOSE that finds nothing) gets the\n"
+	"verdict error, with the message and its position; the other windows are checked.\n"
+	"\n"
 	"Exit status: 0 when the check ran, whatever the verdicts; 1 when the spec, the cfg or\n"
-	"a window could not be read or evaluated (the message names the file, line and column);\n"
-	"3 when the trace is damaged (the verdicts of what could be read are printed).\n"
+	"a window could not be read, or some window could not be evaluated (after the report;\n"
+	"the message names the file, line and column); 3 when the trace is damaged (the\n"
+	"verdicts of what could be read are printed); 4 when nothing was checked (no window, or\n"
+	"none of an action the mapping names; --allow-empty: 0).\n"
 	"With --model, TLC's: 0 no error, 10 an assumption is false, 11 deadlock, 12 an\n"
 	"invariant or property is violated, 13 a liveness property is violated, 1 an evaluation\n"
 	"error or an unsupported construct.\n"
@@ -192,6 +201,7 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 			return -1;
 		}
 		t->windows++;
+		t->errors += res.error != NULL;
 		if (res.passed) {
 			t->passed++;
 		} else if (t->listed < max_failures) {
@@ -298,6 +308,7 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 			}
 			t->windows += parts[j].t.windows;
 			t->passed += parts[j].t.passed;
+			t->errors += parts[j].t.errors;
 			t->skipped += parts[j].t.skipped;
 			for (size_t f = 0; f < parts[j].t.n_fails; f++)
 				if (t->listed < o->max_failures)
@@ -314,7 +325,7 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 }
 
 /* Long options without a short letter. */
-enum { OPT_MAX_STEPS = 0x2201, OPT_TIMEOUT, OPT_MAX_MEMORY };
+enum { OPT_MAX_STEPS = 0x2201, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_ALLOW_EMPTY };
 
 static void on_alarm(int sig)
 {
@@ -347,7 +358,7 @@ int cmd_check(int argc, char **argv)
 	const char *trace_spec = NULL, *states = NULL;
 	bool whole = false;
 	uint64_t max_failures = 10, jobs = 1, workers = 1, max_states = 0;
-	bool no_memo = false, no_deadlock = false;
+	bool no_memo = false, no_deadlock = false, allow_empty = false;
 	static const struct option longopts[] = {
 		{ "spec", required_argument, NULL, 's' },    { "cfg", required_argument, NULL, 'c' },
 		{ "windows", required_argument, NULL, 'w' }, { "action", required_argument, NULL, 'a' },
@@ -359,7 +370,7 @@ int cmd_check(int argc, char **argv)
 		{ "states", required_argument, NULL, 'X' },  { "whole", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS }, { "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY }, { "allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY },
 		CLI_ALLOW_DAMAGE_OPTION,                     { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
@@ -400,6 +411,7 @@ int cmd_check(int argc, char **argv)
 		case 'N': no_memo = true; break;
 		case 'j': break;
 		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
+		case OPT_ALLOW_EMPTY: allow_empty = true; break;
 		case OPT_MAX_STEPS:
 			if (!cli_parse_u64(&c, "--max-steps", optarg, &checker_window_steps))
 				return CLI_USAGE;
@@ -445,11 +457,12 @@ int cmd_check(int argc, char **argv)
 		return check_model(&c, &mo);
 	}
 	if (map && !windows) {
-		if (!spec || optind + 1 != argc)
-			return cli_usage_error(&c, "with --map: --spec S.tla and one FILE.spt (or --windows W --action A)");
+		if (!spec || optind == argc)
+			return cli_usage_error(&c, "with --map: --spec S.tla and FILE.spt... or DIR... (or --windows W --action A)");
 		if (action)
 			return cli_usage_error(&c, "--map on a trace checks every action it maps: --action is for window files");
-		struct check_trace_opts o = { map, spec, cfg, argv[optind], max_failures, (unsigned)jobs, no_memo };
+		struct check_trace_opts o = { map, spec, cfg, (const char *const *)argv + optind, (size_t)(argc - optind),
+					      max_failures, (unsigned)jobs, no_memo, allow_empty };
 		return check_trace(&c, &o);
 	}
 	if (optind != argc)
@@ -477,8 +490,10 @@ int cmd_check(int argc, char **argv)
 	}
 	struct file_opts fo = { map, spec, cfg, windows, action, max_failures, jobs, no_memo };
 	rc = check_file(&c, ck, &fo, &t);
-	if (rc == CLI_OK)
+	if (rc == CLI_OK) {
 		check_report(&c, &t, 1, NULL);
+		rc = check_exit(&c, &t, 1, NULL, 0, allow_empty);
+	}
 	tally_free(&t);
 out:
 	checker_free(ck);

@@ -40,11 +40,14 @@ Inv == TRUE'
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --model "$T/Rec.tla" --cfg "$T/Rec.cfg"
 check_contains "a recursive action: stopped with its position" "$T/o" "Rec.tla:7:"
 check_contains "a recursive action: says why" "$T/o" "more than the stack allows (a RECURSIVE action calling itself?)"
-# Limits a user sets: a window's evaluation steps, the time, the memory; each an error naming
-# where it stopped, never a verdict.
+# Limits a user sets: a window's evaluation steps (that window's verdict is an error, the next
+# window goes on), the time and the memory (each stops the check with an error naming where).
 R=tests/replay/raft
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson --action Timeout --max-steps 5
-check_contains "--max-steps: the window is named" "$T/e" "evaluation budget of 5 steps exhausted (--max-steps) (window at $R/windows/Timeout.ndjson:1)"
+check_contains "--max-steps: the window's verdict names the limit" "$T/o" \
+	'window "Timeout-1" (line 1) ERROR: tests/replay/raft/Raft.tla:56:31: Timeout: evaluation budget of 5 steps exhausted (--max-steps)'
+check_contains "--max-steps: every window was still checked" "$T/o" "30 windows, 0 passed (0.0%), score 0; 30 could not be evaluated"
+check_contains "--max-steps: the exit status is explained" "$T/e" "30 windows could not be evaluated"
 run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson --action Timeout
 spec Slow "Next == x' = x
 Inv == \A a \in 1..100000 : \A b \in 1..100000 : a + b > 0"
