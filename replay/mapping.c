@@ -29,6 +29,7 @@ struct net {
 
 struct open_window {
 	bool open;
+	spt_val *key;   /* WindowActor(ev) of the events it takes in; NULL: the node's */
 	const char *action;
 	spt_val *pre, *params, *input;
 	uint64_t first;
@@ -41,13 +42,15 @@ struct node {
 	char *name;
 	spt_val *name_val;
 	spt_val *state; /* latest; NULL before its first state */
-	struct open_window w;
+	/* Its windows: one, or one per WindowActor key (a thread of the node, say). */
+	struct open_window *ws;
+	size_t n_ws;
 };
 
 struct mapping {
 	struct checker *ck;
 	struct interp *in;
-	struct opdef *map_vars, *start, *end, *params, *input, *branch, *branches, *map_init, *map_next;
+	struct opdef *map_vars, *start, *end, *params, *input, *branch, *branches, *map_init, *map_next, *actor;
 	bool vars_hist;          /* MapVars(st, net, hist) */
 	bool uses_net;           /* MapVars (or MapNext) reads the network */
 	map_branch_fn on_branch; /* coverage: Branch(ev) of every event, when both are defined */
@@ -161,6 +164,7 @@ int mapping_new(const char *map_path, const char *spec_path, const char *cfg_pat
 	m->branches = op(m, "Branches", 0, -1, false, err);
 	m->map_init = op(m, "MapInit", 0, -1, false, err);
 	m->map_next = op(m, "MapNext", 3, -1, false, err);
+	m->actor = op(m, "WindowActor", 1, -1, false, err);
 	if (!err->msg[0] && (!m->map_init) != (!m->map_next))
 		snprintf(err->msg, sizeof(err->msg), "%s: a mapping's history needs both MapInit and MapNext(ev, st, hist)",
 			 map_path);
@@ -204,8 +208,11 @@ void mapping_free(struct mapping *m)
 		return;
 	for (size_t i = 0; i < m->n_nodes; i++) {
 		free(m->nodes[i].name);
-		free(m->nodes[i].w.st);
-		free(m->nodes[i].w.net.m);
+		for (size_t j = 0; j < m->nodes[i].n_ws; j++) {
+			free(m->nodes[i].ws[j].st);
+			free(m->nodes[i].ws[j].net.m);
+		}
+		free(m->nodes[i].ws);
 	}
 	free(m->nodes);
 	free(m->net.m);
@@ -409,12 +416,15 @@ static struct node *node_of(struct mapping *m, const char *name)
 		m->cap_nodes = cap;
 		/* Open windows index nodes by position: grow their snapshots too. */
 		for (size_t i = 0; i < m->n_nodes; i++) {
-			if (!m->nodes[i].w.open)
-				continue;
-			spt_val **st = realloc(m->nodes[i].w.st, cap * sizeof(*st));
-			if (!st)
-				return NULL;
-			m->nodes[i].w.st = st;
+			for (size_t j = 0; j < m->nodes[i].n_ws; j++) {
+				struct open_window *w = &m->nodes[i].ws[j];
+				if (!w->open)
+					continue;
+				spt_val **st = realloc(w->st, cap * sizeof(*st));
+				if (!st)
+					return NULL;
+				w->st = st;
+			}
 		}
 	}
 	struct node *n = &m->nodes[m->n_nodes];
@@ -422,10 +432,29 @@ static struct node *node_of(struct mapping *m, const char *name)
 	if (!(n->name = strdup(name)) || !(n->name_val = spt_cstr(LIVE(m), name)))
 		return NULL;
 	for (size_t i = 0; i < m->n_nodes; i++)
-		if (m->nodes[i].w.open)
-			m->nodes[i].w.st[m->n_nodes] = NULL; /* a node new to the window: no state yet */
+		for (size_t j = 0; j < m->nodes[i].n_ws; j++)
+			if (m->nodes[i].ws[j].open)
+				m->nodes[i].ws[j].st[m->n_nodes] = NULL; /* a node new to the window: no state yet */
 	m->n_nodes++;
 	return n;
+}
+
+/* The window of node n that takes in events of actor key (NULL: the node's one window), made
+ * (closed) when n has none yet. */
+static struct open_window *window_of(struct mapping *m, struct node *n, spt_val *key)
+{
+	for (size_t j = 0; j < n->n_ws; j++)
+		if (n->ws[j].key == key || (key && n->ws[j].key && spt_value_eq(n->ws[j].key, key)))
+			return &n->ws[j];
+	struct open_window *g = realloc(n->ws, (n->n_ws + 1) * sizeof(*g));
+	if (!g)
+		return NULL;
+	n->ws = g;
+	struct open_window *w = &n->ws[n->n_ws++];
+	memset(w, 0, sizeof(*w));
+	if (key && !(w->key = spt_value_move(LIVE(m), key)))
+		return NULL;
+	return w;
 }
 
 static spt_val *st_value(struct mapping *m, spt_val *const *states)
@@ -514,15 +543,15 @@ static spt_val *msg_value(struct spt_arena *a, const struct spt_msg *mm, bool wi
 
 static spt_val *event_value(struct spt_arena *a, const struct spt_event *ev)
 {
-	const char *names[8] = { "node", "kind", "seq", "ts", "lamport", "state", "args", "msg" };
-	spt_val *vals[8] = { spt_cstr(a, ev->node), spt_cstr(a, ev->kind), spt_int(a, (int64_t)ev->seq),
-			     spt_int(a, (int64_t)ev->ts_ns), spt_int(a, (int64_t)ev->lamport),
+	const char *names[9] = { "node", "kind", "seq", "ts", "lamport", "tid", "state", "args", "msg" };
+	spt_val *vals[9] = { spt_cstr(a, ev->node), spt_cstr(a, ev->kind), spt_int(a, (int64_t)ev->seq),
+			     spt_int(a, (int64_t)ev->ts_ns), spt_int(a, (int64_t)ev->lamport), spt_int(a, (int64_t)ev->tid),
 			     ev->state ? ev->state : spt_empty_fun(a, SPT_REC), ev->args ? ev->args : spt_empty_fun(a, SPT_REC),
 			     ev->msg ? msg_value(a, ev->msg, true) : NULL };
-	for (int i = 0; i < (ev->msg ? 8 : 7); i++)
+	for (int i = 0; i < (ev->msg ? 9 : 8); i++)
 		if (!vals[i])
 			return NULL;
-	return spt_rec(a, names, vals, ev->msg ? 8 : 7);
+	return spt_rec(a, names, vals, ev->msg ? 9 : 8);
 }
 
 /* ---- compaction of the live arena ---- */
@@ -568,7 +597,8 @@ static int compact(struct mapping *m)
 		m->on_compact(m->on_compact_arg);
 	size_t roots = m->net.n + 2 * m->n_nodes + 8;
 	for (size_t i = 0; i < m->n_nodes; i++)
-		roots += m->nodes[i].w.open ? m->nodes[i].w.net.n + m->n_nodes + 4 : 0;
+		for (size_t j = 0; j < m->nodes[i].n_ws; j++)
+			roots += 1 + (m->nodes[i].ws[j].open ? m->nodes[i].ws[j].net.n + m->n_nodes + 4 : 0);
 	size_t cap = 64;
 	while (cap < 2 * roots)
 		cap *= 2;
@@ -589,8 +619,12 @@ static int compact(struct mapping *m)
 	}
 	move_net(&f, a, &m->net, &oom);
 	m->hist = fwd_move(&f, a, m->hist, &oom);
-	for (size_t i = 0; i < m->n_nodes; i++) {
-		struct open_window *w = &m->nodes[i].w;
+	for (size_t i = 0; i < m->n_nodes; i++)
+		for (size_t j = 0; j < m->nodes[i].n_ws; j++)
+			m->nodes[i].ws[j].key = fwd_move(&f, a, m->nodes[i].ws[j].key, &oom);
+	for (size_t i = 0; i < m->n_nodes; i++)
+	for (size_t j = 0; j < m->nodes[i].n_ws; j++) {
+		struct open_window *w = &m->nodes[i].ws[j];
 		if (!w->open)
 			continue;
 		w->pre = fwd_move(&f, a, w->pre, &oom);
@@ -646,10 +680,9 @@ static int vars_of(struct mapping *m, spt_val *const *st, const struct net *net,
 	return 0;
 }
 
-static int close_window(struct mapping *m, struct node *n, uint64_t last, uint64_t at, bool by_end, map_window_fn fn,
-			void *arg, struct check_error *err)
+static int close_window(struct mapping *m, struct node *n, struct open_window *w, uint64_t last, uint64_t at,
+			bool by_end, map_window_fn fn, void *arg, struct check_error *err)
 {
-	struct open_window *w = &n->w;
 	w->open = false;
 	spt_val *post;
 	int rc = vars_of(m, w->st, &w->net, w->hist, &post, err);
@@ -659,10 +692,9 @@ static int close_window(struct mapping *m, struct node *n, uint64_t last, uint64
 	return fn(arg, &mw);
 }
 
-static int open_window(struct mapping *m, struct node *n, const char *action, spt_val *evv, uint64_t ord,
+static int open_window(struct mapping *m, struct open_window *w, const char *action, spt_val *evv, uint64_t ord,
 		       struct check_error *err)
 {
-	struct open_window *w = &n->w;
 	spt_val **st = realloc(w->st, (m->cap_nodes + 1) * sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -705,8 +737,9 @@ static int history_step(struct mapping *m, spt_val *evv, spt_val *const *st, spt
 	return 0;
 }
 
-/* The event's effects: on the cluster, and on the window open on its own node. */
-static int apply(struct mapping *m, struct node *n, const struct spt_event *ev, spt_val *evv, struct check_error *err)
+/* The event's effects: on the cluster, and on w, the window of its node (and actor). */
+static int apply(struct mapping *m, struct node *n, struct open_window *w, const struct spt_event *ev, spt_val *evv,
+		 struct check_error *err)
 {
 	struct spt_arena *a = LIVE(m);
 	spt_val *msg = NULL;
@@ -714,9 +747,9 @@ static int apply(struct mapping *m, struct node *n, const struct spt_event *ev, 
 		return -ENOMEM;
 	if (ev->state && (!n->state || !spt_value_eq(n->state, ev->state)) && !(n->state = spt_value_move(a, ev->state)))
 		return -ENOMEM;
-	if (n->w.open) {
-		n->w.st[n - m->nodes] = n->state;
-		if (net_apply(&n->w.net, ev, msg))
+	if (w->open) {
+		w->st[n - m->nodes] = n->state;
+		if (net_apply(&w->net, ev, msg))
 			return -ENOMEM;
 	}
 	if (net_apply(&m->net, ev, msg))
@@ -724,7 +757,7 @@ static int apply(struct mapping *m, struct node *n, const struct spt_event *ev, 
 	if (!m->map_next)
 		return 0;
 	int rc;
-	if (n->w.open && (rc = history_step(m, evv, n->w.st, &n->w.hist, err)))
+	if (w->open && (rc = history_step(m, evv, w->st, &w->hist, err)))
 		return rc;
 	spt_val **all = spt_arena_alloc(&m->scratch, (m->n_nodes + 1) * sizeof(*all));
 	if (!all)
@@ -738,7 +771,8 @@ static size_t open_windows(const struct mapping *m)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < m->n_nodes; i++)
-		n += m->nodes[i].w.open;
+		for (size_t j = 0; j < m->nodes[i].n_ws; j++)
+			n += m->nodes[i].ws[j].open;
 	return n;
 }
 
@@ -766,13 +800,20 @@ int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, ui
 		if ((rc = maybe_compact(m)))
 			goto out;
 		struct node *n = node_of(m, ev->node);
-		spt_val *evv = n ? event_value(&m->scratch, ev) : NULL, *a;
+		spt_val *evv = n ? event_value(&m->scratch, ev) : NULL, *a, *key = NULL;
 		if (!evv) {
 			rc = -ENOMEM;
 			goto out;
 		}
+		if (m->actor && (rc = call(m, m->actor, &evv, &key, err)))
+			goto out;
+		struct open_window *w = window_of(m, n, key);
+		if (!w) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		/* Before `from` the cluster only moves on; after `to` no window opens. */
-		bool starts = ord >= from && (ord < to || n->w.open);
+		bool starts = ord >= from && (ord < to || w->open);
 		if (starts && (rc = call(m, m->start, &evv, &a, err)))
 			goto out;
 		if (starts && a->kind != SPT_STR) {
@@ -782,20 +823,20 @@ int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, ui
 			goto out;
 		}
 		if (starts && a->n) {
-			/* A new step of this node ends the one still open. */
-			if (n->w.open && (rc = close_window(m, n, ord ? ord - 1 : 0, ord, false, fn, arg, err)))
+			/* A new step of this node (or actor) ends the one still open. */
+			if (w->open && (rc = close_window(m, n, w, ord ? ord - 1 : 0, ord, false, fn, arg, err)))
 				goto out;
-			if (ord < to && (rc = open_window(m, n, a->u.s, evv, ord, err)))
+			if (ord < to && (rc = open_window(m, w, a->u.s, evv, ord, err)))
 				goto out;
 		}
 		if (m->on_branch && m->branch && ord >= from && ord < to && (rc = report_branch(m, evv, err)))
 			goto out;
-		if ((rc = apply(m, n, ev, evv, err)))
+		if ((rc = apply(m, n, w, ev, evv, err)))
 			goto out;
-		if (n->w.open) {
+		if (w->open) {
 			bool end = true;
 			if (m->end) {
-				spt_val *act = spt_cstr(&m->scratch, n->w.action), *args[2] = { evv, act }, *b;
+				spt_val *act = spt_cstr(&m->scratch, w->action), *args[2] = { evv, act }, *b;
 				if ((rc = call(m, m->end, args, &b, err)))
 					goto out;
 				if (b->kind != SPT_BOOL) {
@@ -805,7 +846,7 @@ int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, ui
 				}
 				end = b->u.b;
 			}
-			if (end && (rc = close_window(m, n, ord, ord, true, fn, arg, err)))
+			if (end && (rc = close_window(m, n, w, ord, ord, true, fn, arg, err)))
 				goto out;
 		}
 		ord++;

@@ -47,4 +47,56 @@ check_eq "converted windows: 2 of 3 pass (window 3's actor is wrong)" "3 2" "$(j
 check_eq "the diagnosis uses the mapped binding" '<<"b">>' "$(jq -r '.actions.Inc.failures[0].closest.binding' "$T/wm.json")"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --windows "$D/arrays.ndjson" --action Inc
 check_contains "without the mapping the arrays are not the spec's values" "$T/o" "ERROR: tests/replay/counter/Counter.tla:12:14: Inc: \"a\" is not in the domain"
+# The mapping's operators may come from a shared module, extended or instantiated.
+cat >"$T/SharedMap.tla" <<'EOM'
+---- MODULE SharedMap ----
+EXTENDS Naturals
+Counts(st, nodes) == [n \in nodes |-> IF n \in DOMAIN st THEN st[n].value ELSE 0]
+WindowStart(ev) == CASE ev.kind = "inc" -> "Inc" [] ev.kind = "reset" -> "Reset" [] OTHER -> ""
+Params(ev, a) == <<ev.node>>
+====
+EOM
+printf -- '---- MODULE ExtMap ----\nEXTENDS Spec, SharedMap\nMapVars(st, net) == [count |-> Counts(st, Node)]\n====\n' >"$T/ExtMap.tla"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$T/ExtMap.tla" "$T/c.spt" --json
+check_eq "WindowStart and Params inherited through EXTENDS" "5 4 1 1" \
+	"$(jq -r '"\(.actions.Inc.windows) \(.actions.Inc.passed) \(.actions.Reset.windows) \(.actions.Reset.passed)"' "$T/o")"
+printf -- '---- MODULE InstMap ----\nEXTENDS Spec\nS == INSTANCE SharedMap\nMapVars(st, net) == [count |-> S!Counts(st, Node)]\nWindowStart(ev) == S!WindowStart(ev)\nParams(ev, a) == S!Params(ev, a)\n====\n' >"$T/InstMap.tla"
+run_status 0 "$T/o2" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$T/InstMap.tla" "$T/c.spt" --json
+check_eq "the same through INSTANCE" "$(jq -c .actions "$T/o" | jq -c 'map_values({windows, passed})')" \
+	"$(jq -c .actions "$T/o2" | jq -c 'map_values({windows, passed})')"
+# Windows per thread: a ZooKeeper server steps on two threads (the election's and the one
+# receiving notifications). Keyed by node alone, a window opened by the election thread takes
+# in the receiving thread's events until it ends; keyed by WindowActor(ev) == <<node, tid>>, it
+# takes in its own thread's only. Each window counts the events it took in (its history).
+"$SPECTAP" import --from json tests/data/zk/election.ndjson -o "$T/zk.spt" >/dev/null
+cat >"$T/Steps.tla" <<'EOM'
+---- MODULE Steps ----
+EXTENDS Naturals
+VARIABLE c
+Init == c = 0
+Step == c' \in 0..1000
+Next == Step
+====
+EOM
+cat >"$T/NodeMap.tla" <<'EOM'
+---- MODULE NodeMap ----
+EXTENDS Spec
+MapInit == 0
+MapNext(ev, st, h) == h + 1
+MapVars(st, net, h) == [c |-> h]
+WindowStart(ev) == IF ev.kind = "zk.logicalclock.bump" THEN "Step" ELSE ""
+WindowEnd(ev, a) == ev.kind = "zk.recvset.put"
+====
+EOM
+sed -e 's/NodeMap/ThreadMap/' -e 's/^MapInit == 0$/MapInit == 0\nWindowActor(ev) == <<ev.node, ev.tid>>/' "$T/NodeMap.tla" >"$T/ThreadMap.tla"
+for m in NodeMap ThreadMap; do
+	run_status 0 "$T/o" "$T/e" "$SPECTAP" windows --map "$T/$m.tla" --spec "$T/Steps.tla" "$T/zk.spt" -o "$T/w-$m"
+done
+first() { jq -s -r '[.[] | select(.actor == "2")][0] | .post_state.c - .pre_state.c' "$T/w-$1/Step.ndjson"; }
+check_eq "per node: node 2's first window takes in the other thread's receive" 9 "$(first NodeMap)"
+check_eq "per thread (WindowActor): only its own thread's events" 8 "$(first ThreadMap)"
+check_eq "the event record has the thread id" 6714 \
+	"$(printf -- '---- MODULE TidMap ----\nEXTENDS Spec\nMapVars(st, net) == [c |-> 0]\nWindowStart(ev) == IF ev.kind = "zk.logicalclock.bump" THEN "Step" ELSE ""\nInput(ev, a) == [tid |-> ev.tid]\n====\n' >"$T/TidMap.tla";
+	  "$SPECTAP" windows --map "$T/TidMap.tla" --spec "$T/Steps.tla" "$T/zk.spt" -o "$T/w-tid" >/dev/null 2>&1;
+	  jq -s -r '[.[] | select(.actor == "2")][0].input.tid' "$T/w-tid/Step.ndjson")"
 finish
