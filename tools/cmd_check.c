@@ -27,7 +27,9 @@ static const char usage[] =
 	"       spectap check --whole --spec S.tla [--cfg S.cfg] --map M.tla FILE.spt [--json]\n"
 	"\n"
 	"Transition Validation: for every window of W (one JSON object per line with\n"
-	"pre_state, post_state, and optionally window_id, action, params, input), decides whether\n"
+	"pre_state, post_state, and optionally window_id, action, params, input; SysMoBench's\n"
+	"pre, post and id spellings; or its stream form, a \"state\" per line, each window going\n"
+	"from the state of the line before, a first {\"state\": ...} alone seeding it), decides whether\n"
 	"action A of the spec, with some binding of its parameters, reaches a state whose\n"
 	"variables equal the window's post_state from its pre_state in one step. Variables\n"
 	"missing from pre_state range over what Init allows; missing from post_state are not\n"
@@ -115,6 +117,8 @@ static const char usage[] =
 static char *window_id(spt_val *w, uint64_t line)
 {
 	spt_val *id = spt_rec_get(w, "window_id");
+	if (!id)
+		id = spt_rec_get(w, "id"); /* SysMoBench's spelling */
 	struct spt_buf b = { 0 };
 	if (id)
 		spt_json_write(&b, id, 0, NULL);
@@ -151,12 +155,22 @@ static int convert(struct checker *ck, spt_val **pre, spt_val **post, spt_val *w
 
 /* Checks the windows of lines data[0, len) (the first is line first_line) into t; on an error,
  * its message in err and -1 (0 when all went through). */
+/* A window's state: a record of variables (or the empty one). */
+static bool is_state(spt_val *v) { return spt_is_fun(v) && (!v->n || v->kind == SPT_REC); }
+
 static int check_lines(struct checker *ck, const char *name, const char *data, size_t len, uint64_t first_line,
 		       const char *action, uint64_t max_failures, bool mapped, struct tally *t, char *err_out,
 		       size_t err_size, struct cli *progress)
 {
 	const char *p = data, *end = data + len;
 	uint64_t line = first_line - 1;
+	/* The stream form's last state (and the event form's last post-state): the pre-state of
+	 * the next stream record. It outlives its line: two arenas, the older one reused. */
+	struct spt_arena keep[2];
+	spt_arena_init(&keep[0]);
+	spt_arena_init(&keep[1]);
+	int cur = 0, rc = 0;
+	spt_val *prev = NULL;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -175,19 +189,44 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 		struct spt_json_error je = { 0 };
 		if (spt_json_parse(a, l, n, 0, &w, &je)) {
 			snprintf(err_out, err_size, "%s:%" PRIu64 ":%u: %s", name, line, je.col, je.msg);
-			return -1;
+			rc = -1;
+			goto out;
 		}
+		/* The event form: pre_state and post_state (or SysMoBench's pre and post); the stream
+		 * form: a state, whose window starts at the state of the record before. */
 		spt_val *pre = w->kind == SPT_REC ? spt_rec_get(w, "pre_state") : NULL;
 		spt_val *post = w->kind == SPT_REC ? spt_rec_get(w, "post_state") : NULL;
-		if (!pre || !post || !spt_is_fun(pre) || !spt_is_fun(post) || (pre->n && pre->kind != SPT_REC) ||
-		    (post->n && post->kind != SPT_REC)) {
-			snprintf(err_out, err_size, "%s:%" PRIu64 ":1: a window needs \"pre_state\" and \"post_state\" objects", name,
-				 line);
-			return -1;
+		if (!pre && !post && w->kind == SPT_REC) {
+			pre = spt_rec_get(w, "pre");
+			post = spt_rec_get(w, "post");
+		}
+		spt_val *state = !pre && !post && w->kind == SPT_REC ? spt_rec_get(w, "state") : NULL;
+		if (state) {
+			pre = prev;
+			post = state;
+		}
+		if ((!state && (!pre || !post)) || (pre && !is_state(pre)) || !is_state(post)) {
+			snprintf(err_out, err_size,
+				 "%s:%" PRIu64 ":1: a window needs \"pre_state\" and \"post_state\" objects (or \"pre\" and \"post\"), "
+				 "or a \"state\" object that follows the record of the state before it", name, line);
+			rc = -1;
+			goto out;
+		}
+		/* What the next stream record starts from. */
+		spt_arena_reset(&keep[1 - cur]);
+		spt_val *next_prev = spt_value_move(&keep[1 - cur], post);
+		if (!next_prev) {
+			snprintf(err_out, err_size, "out of memory (window at %s:%" PRIu64 ")", name, line);
+			rc = -1;
+			goto out;
 		}
 		spt_val *act = spt_rec_get(w, "action");
-		if (act && (act->kind != SPT_STR || strcmp(act->u.s, action))) {
-			t->skipped++;
+		bool skip = (act && (act->kind != SPT_STR || strcmp(act->u.s, action))) || (state && (!pre || !act));
+		if (skip) {
+			/* A seed of the stream ({"state": ...} alone) is no window of any action. */
+			t->skipped += !(state && !act);
+			prev = next_prev;
+			cur = 1 - cur;
 			continue;
 		}
 		struct window_result res;
@@ -198,7 +237,8 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 		    checker_window(ck, action, pre->n ? pre : NULL, post->n ? post : NULL, params, &res, &err)) {
 			check_oom_hint(err.msg, sizeof(err.msg));
 			snprintf(err_out, err_size, "%s (window at %s:%" PRIu64 ")", err.msg, name, line);
-			return -1;
+			rc = -1;
+			goto out;
 		}
 		t->windows++;
 		t->errors += res.error != NULL;
@@ -213,13 +253,19 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 			    check_diagnose(action, &res, &f) || tally_add_failure(t, &f)) {
 				failure_free(&f);
 				snprintf(err_out, err_size, "out of memory (window at %s:%" PRIu64 ")", name, line);
-				return -1;
+				rc = -1;
+				goto out;
 			}
 		}
+		prev = next_prev;
+		cur = 1 - cur;
 		if (progress && (t->windows & 0xff) == 0)
 			cli_progress(progress, "%" PRIu64 " windows, %" PRIu64 " passed", t->windows, t->passed);
 	}
-	return 0;
+out:
+	spt_arena_fini(&keep[0]);
+	spt_arena_fini(&keep[1]);
+	return rc;
 }
 
 /* One part of a window file checked by a thread of its own. */
@@ -266,7 +312,10 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	char err[1200] = "";
-	unsigned jobs = o->jobs > 1 && in.len > 65536 ? (unsigned)o->jobs : 1;
+	/* A stream of states ({"state": ...} records) is one chain: not cut into parts. (A
+	 * "state" key inside a state only costs the parallelism.) */
+	bool stream = memmem(in.data, in.len, "\"state\"", 7) != NULL;
+	unsigned jobs = o->jobs > 1 && in.len > 65536 && !stream ? (unsigned)o->jobs : 1;
 	if (jobs == 1) {
 		rc = check_lines(ck, in.name, in.data, in.len, 1, o->action, o->max_failures, o->map != NULL, t, err,
 				 sizeof(err), c);

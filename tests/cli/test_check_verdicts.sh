@@ -124,4 +124,17 @@ check_eq "a bad trace of a corpus: stdout is one report" "false 10" "$(jq -r '"\
 mkdir "$T/empty"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$D/CounterMap.tla" "$T/empty"
 check_contains "a directory without traces" "$T/e" "holds no .spt trace"
+# The benchmark's window files as they are: pre/post and id spellings, and the stream form (a
+# state per record, each window from the record before), mixed in one file.
+printf '%s\n' '{"state":{"x":1}}' '{"action":"Div","state":{"x":10}}' '{"action":"Div","state":{"x":1}}' \
+	'{"action":"Other","state":{"x":3}}' '{"action":"Div","id":"w5","state":{"x":4}}' \
+	'{"pre":{"x":2},"post":{"x":5},"action":"Div","id":"ev"}' '{"action":"Div","state":{"x":2}}' >"$T/s.ndjson"
+run_status 0 "$T/j" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/s.ndjson" --action Div --json
+check_eq "stream and event forms: windows, passed, skipped" "5 4 1" \
+	"$(jq -r '.actions.Div | "\(.windows) \(.passed) \(.skipped)"' "$T/j")"
+check_eq "the stream window after another action's starts at its state; ids as spelt" '"w5" 4 3' \
+	"$(jq -r '.actions.Div.failures[0] | "\(.window_id | tojson) \(.closest.vars.x.expected) \(.closest.vars.x.reached)"' "$T/j")"
+printf '{"action":"Div","pre":{"x":1}}\n' >"$T/bad.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/bad.ndjson" --action Div
+check_contains "a record of neither form: where and what" "$T/e" "bad.ndjson:1:1: a window needs"
 finish
