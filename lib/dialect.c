@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dialect_internal.h"
 #include "spectap/msgpair.h"
@@ -241,6 +242,58 @@ int import_set_nodes(struct spt_import *im, spt_val *seq)
 			return rc;
 	}
 	im->nodes_from_config = true;
+	return 0;
+}
+
+int import_config_line(struct spt_import *im, spt_val *line)
+{
+	spt_val *cfg = spt_rec_get(line, "config");
+	if (!cfg || cfg->kind != SPT_REC)
+		return -EINVAL;
+	spt_val *servers = spt_rec_get(cfg, "servers");
+	if (servers && import_set_nodes(im, servers))
+		return -EINVAL;
+	/* The whole line, for an export that writes it back as it came. */
+	spt_val *names[1] = { spt_cstr(&im->keep, "config_line") }, *vals[1] = { spt_value_clone(&im->keep, line) };
+	if (!names[0] || !vals[0] || !(im->header.extra = spt_fun_ordered(&im->keep, names, vals, 1, NULL)))
+		return -ENOMEM;
+	return 0;
+}
+
+int rfc3339_to_ns(const char *s, uint64_t *ns)
+{
+	int y, mo, d, h, mi, sec, n = 0;
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+		return -EINVAL;
+	const char *p = s + n;
+	uint64_t frac = 0;
+	int digits = 0;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (digits < 9)
+				frac = frac * 10 + (uint64_t)(*p - '0'), digits++;
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	int64_t off = 0;
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int oh, om, k = 0;
+		if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &k) != 2 || k != 5)
+			return -EINVAL;
+		off = (*p == '+' ? 1 : -1) * ((int64_t)oh * 3600 + om * 60);
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return -EINVAL;
+	struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec };
+	int64_t t = (int64_t)timegm(&tm) - off;
+	if (t < 0 || (uint64_t)t > (uint64_t)INT64_MAX / 1000000000u - 1)
+		return -ERANGE;
+	*ns = (uint64_t)t * 1000000000u + frac;
 	return 0;
 }
 

@@ -63,12 +63,20 @@ static int import_ts(struct spt_import *im, spt_val *ts, uint64_t *ns, const cha
 		*fmt = "none";
 		return 0;
 	}
+	if (ts->kind == SPT_STR && ts->hint != SPT_HINT_NUMBER && ts->n > 10 && ts->u.s[4] == '-') {
+		/* RFC 3339 (Specula's corpora): the text is kept, so that export writes it back. */
+		if (rfc3339_to_ns(ts->u.s, ns))
+			return dialect_fail(err, "\"ts\": \"%s\" is not an RFC 3339 time (2026-01-19T04:10:57.129Z)", ts->u.s);
+		*fmt = "rfc3339";
+		*text = ts;
+		return 0;
+	}
 	if (ts->kind == SPT_STR && ts->hint != SPT_HINT_NUMBER) {
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(ts->u.s, &end, 10);
 		if (errno || end == ts->u.s || *end || ts->u.s[0] == '-' || v > INT64_MAX)
-			return dialect_fail(err, "\"ts\": \"%s\" is not a nanosecond count", ts->u.s);
+			return dialect_fail(err, "\"ts\": \"%s\" is neither a nanosecond count nor an RFC 3339 time", ts->u.s);
 		*ns = v;
 		*fmt = "ns";
 		return 0;
@@ -89,6 +97,40 @@ static int import_ts(struct spt_import *im, spt_val *ts, uint64_t *ns, const cha
 	return 0;
 }
 
+static const char *const state_first[] = { "term", "vote", "commit", NULL };
+/* The event's keys in export's own order: etcd-io/raft's, then the arguments as written. */
+static const char *const event_first[] = { "name", "nid", "state", "role", "log", "conf", "msg", NULL };
+
+/* The state's keys as written, when export's order (state_first, then by name) differs. */
+static spt_val *state_keys_if_unusual(struct spt_arena *a, spt_val *state)
+{
+	if (!state->u.fn.order)
+		return NULL;
+	spt_val **k = spt_arena_alloc(a, (state->n + 1) * sizeof(*k));
+	if (!k)
+		return NULL;
+	uint32_t n = 0;
+	for (const char *const *f = state_first; *f; f++)
+		for (uint32_t i = 0; i < state->n; i++)
+			if (!strcmp(state->u.fn.keys[i]->u.s, *f))
+				k[n++] = (spt_val *)state->u.fn.keys[i];
+	for (uint32_t i = 0; i < state->n; i++) {
+		bool early = false;
+		for (const char *const *f = state_first; *f && !early; f++)
+			early = !strcmp(state->u.fn.keys[i]->u.s, *f);
+		if (!early)
+			k[n++] = (spt_val *)state->u.fn.keys[i];
+	}
+	bool same = true;
+	for (uint32_t i = 0; i < state->n && same; i++)
+		same = k[i] == state->u.fn.keys[state->u.fn.order[i]];
+	if (same)
+		return NULL;
+	for (uint32_t i = 0; i < state->n; i++)
+		k[i] = (spt_val *)state->u.fn.keys[state->u.fn.order[i]];
+	return spt_seq(a, k, state->n);
+}
+
 static int etcd_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 		       struct spt_msg *msg, struct spt_loss *loss, struct spt_json_error *err)
 {
@@ -96,10 +138,11 @@ static int etcd_import(struct spt_import *im, spt_val *obj, struct spt_event *ev
 	struct spt_arena *a = import_arena(im);
 	const char *tag = rec_str(obj, "tag");
 	if (tag && !strcmp(tag, "config")) {
-		spt_val *cfg = spt_rec_get(obj, "config");
-		spt_val *servers = cfg ? spt_rec_get(cfg, "servers") : NULL;
-		if (!servers || import_set_nodes(im, servers))
-			return dialect_fail(err, "config line without a \"config\".\"servers\" list of strings");
+		int rc = import_config_line(im, obj);
+		if (rc == -ENOMEM)
+			return dialect_fail(err, "out of memory");
+		if (rc)
+			return dialect_fail(err, "a config line needs a \"config\" object (whose \"servers\", if given, is a list of strings)");
 		return 0;
 	}
 	spt_val *env = NULL, *e = obj;
@@ -123,10 +166,16 @@ static int etcd_import(struct spt_import *im, spt_val *obj, struct spt_event *ev
 		if (rc)
 			return rc;
 		static const char *const drop[] = { "event", "ts", NULL };
-		const char *names[] = { "_ts", "_ts_text" };
-		spt_val *vals[] = { spt_cstr(a, fmt), text };
-		if (!vals[0] || !(ev->meta = rec_plus(a, rec_without(a, env, drop), names, vals, text ? 2 : 1)))
-			return dialect_fail(err, "envelope has a field named \"_ts\" or \"_ts_text\"");
+		/* The envelope's keys in the order written (export writes them so). */
+		spt_val **order = spt_arena_alloc(a, (env->n + 1) * sizeof(*order));
+		if (!order)
+			return dialect_fail(err, "out of memory");
+		for (uint32_t i = 0; i < env->n; i++)
+			order[i] = (spt_val *)env->u.fn.keys[env->u.fn.order ? env->u.fn.order[i] : i];
+		const char *names[] = { "_ts", "_keys", "_ts_text" };
+		spt_val *vals[] = { spt_cstr(a, fmt), spt_seq(a, order, env->n), text };
+		if (!vals[0] || !vals[1] || !(ev->meta = rec_plus(a, rec_without(a, env, drop), names, vals, text ? 3 : 2)))
+			return dialect_fail(err, "envelope has a field named \"_ts\", \"_keys\" or \"_ts_text\"");
 	}
 
 	spt_val *state = spt_rec_get(e, "state");
@@ -146,6 +195,14 @@ static int etcd_import(struct spt_import *im, spt_val *obj, struct spt_event *ev
 		spt_val *base = state && state->n ? state : NULL;
 		if (!(ev->state = rec_plus(a, base, names, vals, n)))
 			return dialect_fail(err, "\"state\" repeats one of role, log, conf");
+	}
+	/* A trace keeps a state's fields, not the order they were written in: where it is not
+	 * the order export writes (term, vote, commit, then the rest by name), it goes in meta. */
+	spt_val *keys = ev->meta && state && state->kind == SPT_REC ? state_keys_if_unusual(a, state) : NULL;
+	if (keys) {
+		const char *kn[] = { "_state_keys" };
+		if (!(ev->meta = rec_plus(a, ev->meta, kn, &keys, 1)))
+			return dialect_fail(err, "envelope has a field named \"_state_keys\"");
 	}
 
 	bool msg_used = false;
@@ -178,6 +235,33 @@ static int etcd_import(struct spt_import *im, spt_val *obj, struct spt_event *ev
 	ev->args = rec_without(a, e, msg_used ? known_msg : known);
 	if (!ev->args)
 		return -ENOMEM;
+	/* Where the event's own key order is not export's (an argument before msg), meta keeps it. */
+	if (ev->meta && e->u.fn.order) {
+		spt_val **k = spt_arena_alloc(a, (e->n + 1) * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		uint32_t nk = 0;
+		for (const char *const *f = event_first; *f; f++) {
+			spt_val *key = spt_cstr(a, *f);
+			if (!key)
+				return -ENOMEM;
+			if (spt_rec_get(e, *f) && (strcmp(*f, "msg") || msg_used))
+				k[nk++] = key;
+		}
+		for (uint32_t i = 0; i < ev->args->n; i++)
+			k[nk++] = (spt_val *)ev->args->u.fn.keys[ev->args->u.fn.order ? ev->args->u.fn.order[i] : i];
+		bool same = nk == e->n;
+		for (uint32_t i = 0; i < nk && same; i++)
+			same = spt_value_eq(k[i], e->u.fn.keys[e->u.fn.order[i]]);
+		if (!same) {
+			for (uint32_t i = 0; i < e->n; i++)
+				k[i] = (spt_val *)e->u.fn.keys[e->u.fn.order[i]];
+			const char *kn[] = { "_event_keys" };
+			spt_val *kv = spt_seq(a, k, e->n);
+			if (!kv || !(ev->meta = rec_plus(a, ev->meta, kn, &kv, 1)))
+				return dialect_fail(err, "envelope has a field named \"_event_keys\"");
+		}
+	}
 	if (ev->args->n == 0)
 		ev->args = NULL;
 	return 1;
@@ -207,53 +291,74 @@ static void write_key(struct spt_buf *b, bool *first, const char *k)
 	spt_buf_putc(b, ':');
 }
 
-static void write_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b,
-			struct spt_json_loss *loss)
+/* One field of the event object: name, nid, state, role, log, conf, msg or an argument. */
+static void write_event_field(struct spt_export *ex, const struct spt_event *ev, const char *k, struct spt_buf *b,
+			      bool *first, struct spt_json_loss *loss)
 {
 	struct spt_arena *a = export_arena(ex);
-	bool first = true;
-	spt_buf_putc(b, '{');
-	write_key(b, &first, "name");
-	spt_buf_json_str(b, ev->kind, strlen(ev->kind));
-	write_key(b, &first, "nid");
-	spt_buf_json_str(b, ev->node, strlen(ev->node));
-	if (ev->state) {
-		spt_val *inner = rec_without(a, ev->state, state_outer);
-		if (inner) {
-			static const char *const order[] = { "term", "vote", "commit", NULL };
-			write_key(b, &first, "state");
-			json_write_rec_ordered(b, inner, order, 0, loss);
+	if (!strcmp(k, "name") || !strcmp(k, "nid")) {
+		write_key(b, first, k);
+		const char *v = k[0] == 'n' && k[1] == 'a' ? ev->kind : ev->node;
+		spt_buf_json_str(b, v, strlen(v));
+	} else if (!strcmp(k, "state")) {
+		spt_val *inner = ev->state ? rec_without(a, ev->state, state_outer) : NULL;
+		if (!inner)
+			return;
+		const char *const *order = state_first, *kept[64];
+		spt_val *keys = ev->meta ? spt_rec_get(ev->meta, "_state_keys") : NULL;
+		if (keys && keys->kind == SPT_SEQ && keys->n < 64) {
+			for (uint32_t i = 0; i < keys->n; i++)
+				kept[i] = keys->u.elems[i]->kind == SPT_STR ? keys->u.elems[i]->u.s : "";
+			kept[keys->n] = NULL;
+			order = kept;
 		}
-		for (const char *const *k = state_outer; *k; k++) {
-			spt_val *v = spt_rec_get(ev->state, *k);
-			if (v) {
-				write_key(b, &first, *k);
-				spt_json_write(b, v, 0, loss);
-			}
+		write_key(b, first, "state");
+		json_write_rec_ordered(b, inner, order, 0, loss);
+	} else if (!strcmp(k, "role") || !strcmp(k, "log") || !strcmp(k, "conf")) {
+		spt_val *v = ev->state ? spt_rec_get(ev->state, k) : NULL;
+		if (v) {
+			write_key(b, first, k);
+			spt_json_write(b, v, 0, loss);
 		}
-	}
-	if (ev->msg) {
+	} else if (!strcmp(k, "msg") && ev->msg) {
 		const char *names[] = { "type", "from", "to" };
-		spt_val *vals[] = { spt_cstr(a, ev->msg->type), spt_cstr(a, ev->msg->from),
-				    spt_cstr(a, ev->msg->to) };
+		spt_val *vals[] = { spt_cstr(a, ev->msg->type), spt_cstr(a, ev->msg->from), spt_cstr(a, ev->msg->to) };
 		spt_val *m = vals[0] && vals[1] && vals[2] ? rec_plus(a, ev->msg->fields, names, vals, 3) : NULL;
-		write_key(b, &first, "msg");
+		write_key(b, first, "msg");
 		if (m)
 			json_write_rec_ordered(b, m, etcd_msg_order, 0, loss);
 		else
 			spt_buf_puts(b, "null");
 		if (ev->msg->id)
 			export_drop(ex, "message ids (re-derived on import)", 1);
+	} else {
+		spt_val *v = ev->args ? spt_rec_get(ev->args, k) : NULL;
+		if (v) {
+			write_key(b, first, k);
+			spt_json_write(b, v, 0, loss);
+		}
 	}
-	for (uint32_t i = 0; ev->args && i < ev->args->n; i++) {
-		uint32_t j = ev->args->u.fn.order ? ev->args->u.fn.order[i] : i;
-		spt_val *k = ev->args->u.fn.keys[j];
-		if (!first)
-			spt_buf_putc(b, ',');
-		first = false;
-		spt_buf_json_str(b, k->u.s, k->n);
-		spt_buf_putc(b, ':');
-		spt_json_write(b, ev->args->u.fn.vals[j], 0, loss);
+}
+
+static void write_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b,
+			struct spt_json_loss *loss)
+{
+	bool first = true;
+	spt_buf_putc(b, '{');
+	spt_val *keys = ev->meta ? spt_rec_get(ev->meta, "_event_keys") : NULL;
+	if (keys && keys->kind == SPT_SEQ) {
+		/* The order the imported line had. */
+		for (uint32_t i = 0; i < keys->n; i++)
+			if (keys->u.elems[i]->kind == SPT_STR)
+				write_event_field(ex, ev, keys->u.elems[i]->u.s, b, &first, loss);
+	} else {
+		for (const char *const *k = event_first; *k; k++)
+			if (strcmp(*k, "msg") || ev->msg) /* else an argument named msg, written below */
+				write_event_field(ex, ev, *k, b, &first, loss);
+		for (uint32_t i = 0; ev->args && i < ev->args->n; i++) {
+			uint32_t j = ev->args->u.fn.order ? ev->args->u.fn.order[i] : i;
+			write_event_field(ex, ev, ev->args->u.fn.keys[j]->u.s, b, &first, loss);
+		}
 	}
 	spt_buf_putc(b, '}');
 }
@@ -268,14 +373,29 @@ static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, 
 		/* The envelope as it came: zap's field order, or SysMoBench's. */
 		static const char *const zap[] = { "level", "ts", "caller", "msg", "tag", NULL };
 		static const char *const smb[] = { "tag", "ts", NULL };
-		static const char *const hidden[] = { "_ts", "_ts_text", NULL };
+		static const char *const hidden[] = { "_ts", "_ts_text", "_keys", "_state_keys", "_event_keys", NULL };
 		bool is_zap = spt_rec_get(ev->meta, "level") != NULL;
 		struct spt_arena *a = export_arena(ex);
 		spt_val *env = rec_without(a, ev->meta, hidden);
 		const char *const *order = is_zap ? zap : smb;
-		bool first = true;
+		/* A trace imported since the envelope's order was kept: that order. */
+		spt_val *keys = spt_rec_get(ev->meta, "_keys");
+		const char *kept[32];
+		if (keys && keys->kind == SPT_SEQ && keys->n < 32) {
+			for (uint32_t i = 0; i < keys->n; i++)
+				kept[i] = keys->u.elems[i]->kind == SPT_STR ? keys->u.elems[i]->u.s : "";
+			kept[keys->n] = NULL;
+			order = kept;
+		}
+		bool first = true, event_done = false;
 		spt_buf_putc(b, '{');
 		for (const char *const *k = order; *k; k++) {
+			if (!strcmp(*k, "event")) {
+				write_key(b, &first, "event");
+				write_event(ex, ev, b, &loss);
+				event_done = true;
+				continue;
+			}
 			if (!strcmp(*k, "ts")) {
 				if (!strcmp(tsfmt, "none"))
 					continue;
@@ -283,6 +403,8 @@ static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, 
 				spt_val *text = spt_rec_get(ev->meta, "_ts_text");
 				if (!strcmp(tsfmt, "ns"))
 					spt_buf_printf(b, "\"%" PRIu64 "\"", ev->ts_ns);
+				else if (!strcmp(tsfmt, "rfc3339") && text && text->kind == SPT_STR)
+					spt_buf_json_str(b, text->u.s, text->n);
 				else if (text && text->kind == SPT_STR)
 					spt_buf_put(b, text->u.s, text->n);
 				else
@@ -310,8 +432,10 @@ static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, 
 			spt_buf_putc(b, ':');
 			spt_json_write(b, env->u.fn.vals[j], 0, &loss);
 		}
-		write_key(b, &first, "event");
-		write_event(ex, ev, b, &loss);
+		if (!event_done) {
+			write_key(b, &first, "event");
+			write_event(ex, ev, b, &loss);
+		}
 		spt_buf_putc(b, '}');
 	}
 	spt_buf_putc(b, '\n');
@@ -319,9 +443,22 @@ static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, 
 	return 0;
 }
 
+/* The config line an imported trace began with, as it came. */
+static int etcd_export_begin(struct spt_export *ex, struct spt_buf *b)
+{
+	const struct spt_header *h = export_header(ex);
+	spt_val *line = h->extra ? spt_rec_get(h->extra, "config_line") : NULL;
+	if (line) {
+		spt_json_write(b, line, 0, NULL);
+		spt_buf_putc(b, '\n');
+	}
+	return 0;
+}
+
 const struct dialect_ops dialect_etcd = {
 	.name = "etcd-ndjson",
 	.derive = true,
 	.import = etcd_import,
+	.export_begin = etcd_export_begin,
 	.export_event = etcd_export_event,
 };

@@ -59,6 +59,11 @@ struct spt_arena *import_arena(struct spt_import *im);
 /* Header fields a dialect learnt (config line, header line); strings are copied. */
 int import_set_nodes(struct spt_import *im, spt_val *seq_of_strings);
 int import_set_header(struct spt_import *im, const struct spt_header *h);
+/* A SysMoBench/Specula config line ({"tag":"config","config":{...}}): its "servers", when it
+ * lists them, are the nodes; the whole line is kept (header extra "config_line") for export. */
+int import_config_line(struct spt_import *im, spt_val *line);
+/* "2026-01-19T04:10:57.129098176Z" (RFC 3339, any offset) -> ns since the epoch. */
+int rfc3339_to_ns(const char *s, uint64_t *ns);
 /* Whether a header may come now: before any other header and any event (false: it may not). */
 bool import_header_allowed(struct spt_import *im);
 

@@ -23,10 +23,11 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 	if (!tag)
 		return dialect_fail(err, "\"tag\" missing or not a string (expected \"config\" or \"trace\")");
 	if (!strcmp(tag, "config")) {
-		spt_val *cfg = spt_rec_get(obj, "config");
-		spt_val *servers = cfg ? spt_rec_get(cfg, "servers") : NULL;
-		if (!servers || import_set_nodes(im, servers))
-			return dialect_fail(err, "config line without a \"config\".\"servers\" list of strings");
+		int rc = import_config_line(im, obj);
+		if (rc == -ENOMEM)
+			return dialect_fail(err, "out of memory");
+		if (rc)
+			return dialect_fail(err, "a config line needs a \"config\" object (whose \"servers\", if given, is a list of strings)");
 		return 0;
 	}
 	if (strcmp(tag, "trace"))
@@ -35,12 +36,35 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 	if (!e || e->kind != SPT_REC)
 		return dialect_fail(err, "\"event\" missing or not an object");
 	spt_val *ts = spt_rec_get(obj, "ts");
+	bool rfc3339 = false;
 	if (ts) {
 		char *end;
-		if (ts->kind != SPT_STR || ts->hint == SPT_HINT_NUMBER ||
-		    (ev->ts_ns = strtoull(ts->u.s, &end, 10), *end) || !ts->n || ts->u.s[0] == '-' ||
-		    ev->ts_ns > INT64_MAX)
-			return dialect_fail(err, "\"ts\" is not a string of nanoseconds");
+		if (ts->kind == SPT_STR && ts->hint != SPT_HINT_NUMBER && ts->n > 10 && ts->u.s[4] == '-') {
+			if (rfc3339_to_ns(ts->u.s, &ev->ts_ns))
+				return dialect_fail(err, "\"ts\": \"%s\" is not an RFC 3339 time", ts->u.s);
+			rfc3339 = true;
+		} else if (ts->kind != SPT_STR || ts->hint == SPT_HINT_NUMBER ||
+			   (ev->ts_ns = strtoull(ts->u.s, &end, 10), *end) || !ts->n || ts->u.s[0] == '-' ||
+			   ev->ts_ns > INT64_MAX) {
+			return dialect_fail(err, "\"ts\" is neither a string of nanoseconds nor an RFC 3339 time");
+		}
+	}
+	/* The envelope's other fields (Specula's "scenario"), its key order and an RFC 3339
+	 * time's text: kept, for export. */
+	static const char *const envelope[] = { "tag", "ts", "event", NULL };
+	spt_val *rest = rec_without(a, obj, envelope);
+	if (!rest)
+		return dialect_fail(err, "out of memory");
+	if (rest->n || rfc3339) {
+		spt_val **order = spt_arena_alloc(a, (obj->n + 1) * sizeof(*order));
+		if (!order)
+			return dialect_fail(err, "out of memory");
+		for (uint32_t i = 0; i < obj->n; i++)
+			order[i] = (spt_val *)obj->u.fn.keys[obj->u.fn.order ? obj->u.fn.order[i] : i];
+		const char *names[] = { "_keys", "_ts_text" };
+		spt_val *vals[] = { spt_seq(a, order, obj->n), ts };
+		if (!vals[0] || !(ev->meta = rec_plus(a, rest, names, vals, rfc3339 ? 2 : 1)))
+			return dialect_fail(err, "the envelope has a field named \"_keys\" or \"_ts_text\"");
 	}
 	if (!(ev->kind = rec_str(e, "name")))
 		return dialect_fail(err, "event.name missing or not a string");
@@ -114,6 +138,12 @@ void smb_line_start(struct spt_buf *b, uint64_t ts_ns)
 static int put_config(struct spt_export *ex, const struct smb_state *st, struct spt_buf *b)
 {
 	const struct spt_header *h = export_header(ex);
+	spt_val *line = h->extra ? spt_rec_get(h->extra, "config_line") : NULL;
+	if (line && st->mode == SMB_GENERIC) { /* an imported trace's, as it came */
+		spt_json_write(b, line, 0, NULL);
+		spt_buf_putc(b, '\n');
+		return 0;
+	}
 	spt_buf_puts(b, "{\"tag\":\"config\",\"ts\":\"0\",\"config\":{\"servers\":[");
 	for (size_t i = 0; i < h->n_nodes; i++) {
 		if (i)
@@ -155,7 +185,42 @@ static int generic_event(struct spt_export *ex, const struct spt_event *ev, stru
 {
 	struct spt_arena *a = export_arena(ex);
 	struct spt_json_loss loss = { 0 };
-	smb_line_start(b, ev->ts_ns);
+	spt_val *keys = ev->meta ? spt_rec_get(ev->meta, "_keys") : NULL;
+	if (keys && keys->kind == SPT_SEQ) {
+		/* The envelope as it came (the event is last in what follows). */
+		spt_val *text = spt_rec_get(ev->meta, "_ts_text");
+		bool first = true, event_last = false;
+		spt_buf_putc(b, '{');
+		for (uint32_t i = 0; i < keys->n; i++) {
+			spt_val *k = keys->u.elems[i];
+			if (k->kind != SPT_STR)
+				continue;
+			if (!strcmp(k->u.s, "event")) {
+				event_last = true; /* written below; keys after it follow it */
+				continue;
+			}
+			spt_val *v = !strcmp(k->u.s, "tag") ? spt_cstr(a, "trace") : !strcmp(k->u.s, "ts") ? NULL : spt_rec_get(ev->meta, k->u.s);
+			if (!first)
+				spt_buf_putc(b, ',');
+			first = false;
+			spt_buf_json_str(b, k->u.s, k->n);
+			spt_buf_putc(b, ':');
+			if (!strcmp(k->u.s, "ts")) {
+				if (text && text->kind == SPT_STR)
+					spt_buf_json_str(b, text->u.s, text->n);
+				else
+					spt_buf_printf(b, "\"%" PRIu64 "\"", ev->ts_ns);
+			} else if (v) {
+				spt_json_write(b, v, 0, &loss);
+			} else {
+				spt_buf_puts(b, "null");
+			}
+		}
+		(void)event_last;
+		spt_buf_puts(b, first ? "\"event\":" : ",\"event\":");
+	} else {
+		smb_line_start(b, ev->ts_ns);
+	}
 	spt_buf_puts(b, "{\"name\":");
 	spt_buf_json_str(b, ev->kind, strlen(ev->kind));
 	spt_buf_puts(b, ",\"nid\":");
@@ -186,7 +251,7 @@ static int generic_event(struct spt_export *ex, const struct spt_event *ev, stru
 		spt_json_write(b, ev->args->u.fn.vals[j], 0, &loss);
 	}
 	spt_buf_puts(b, "}}\n");
-	export_drop(ex, "meta fields", ev->meta ? 1 : 0);
+	export_drop(ex, "meta fields", ev->meta && !keys ? 1 : 0);
 	export_drop_common(ex, ev, &loss);
 	return 0;
 }
