@@ -187,19 +187,18 @@ static int generic_event(struct spt_export *ex, const struct spt_event *ev, stru
 	struct spt_json_loss loss = { 0 };
 	spt_val *keys = ev->meta ? spt_rec_get(ev->meta, "_keys") : NULL;
 	if (keys && keys->kind == SPT_SEQ) {
-		/* The envelope as it came (the event is last in what follows). */
+		/* The envelope's fields in the order they came; the event follows them (it is last in
+		 * the files of this dialect). */
 		spt_val *text = spt_rec_get(ev->meta, "_ts_text");
-		bool first = true, event_last = false;
+		bool first = true;
 		spt_buf_putc(b, '{');
 		for (uint32_t i = 0; i < keys->n; i++) {
 			spt_val *k = keys->u.elems[i];
 			if (k->kind != SPT_STR)
 				continue;
-			if (!strcmp(k->u.s, "event")) {
-				event_last = true; /* written below; keys after it follow it */
+			if (!strcmp(k->u.s, "event"))
 				continue;
-			}
-			spt_val *v = !strcmp(k->u.s, "tag") ? spt_cstr(a, "trace") : !strcmp(k->u.s, "ts") ? NULL : spt_rec_get(ev->meta, k->u.s);
+			spt_val *v = !strcmp(k->u.s, "tag") ? spt_cstr(a, "trace") : spt_rec_get(ev->meta, k->u.s);
 			if (!first)
 				spt_buf_putc(b, ',');
 			first = false;
@@ -216,7 +215,6 @@ static int generic_event(struct spt_export *ex, const struct spt_event *ev, stru
 				spt_buf_puts(b, "null");
 			}
 		}
-		(void)event_last;
 		spt_buf_puts(b, first ? "\"event\":" : ",\"event\":");
 	} else {
 		smb_line_start(b, ev->ts_ns);

@@ -345,7 +345,8 @@ int cfg_load(struct spec *s, const char *path, struct cfg *out, struct spec_erro
 				break;
 		}
 	}
-	free(text);
+	out->text = text; /* kept: TLC's value order reads it (tlc_order.c) */
+	out->text_len = len;
 	if (rc)
 		cfg_free(out);
 	return rc;
@@ -353,6 +354,7 @@ int cfg_load(struct spec *s, const char *path, struct cfg *out, struct spec_erro
 
 void cfg_free(struct cfg *c)
 {
+	free(c->text);
 	free(c->consts);
 	free(c->invariants);
 	free(c->invariant_lines);

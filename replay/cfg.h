@@ -21,6 +21,8 @@ struct cfg_names {
 
 struct cfg {
 	const char *path;
+	char *text;            /* the file's text */
+	size_t text_len;
 	struct cfg_const *consts;
 	uint32_t n_consts;
 	const char *init, *next, *spec; /* interned; NULL when absent */

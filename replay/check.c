@@ -211,7 +211,7 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 		goto fail;
 	}
 	/* Before any value is built: TLC's CHOOSE order follows the order texts were first read. */
-	if ((rc = tlc_order_note_spec(ck->spec, cfg_path))) {
+	if ((rc = tlc_order_note_spec(ck->spec, ck->cfg.text, ck->cfg.text_len))) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory while reading %s", spec_path);
 		goto fail;
 	}

@@ -619,26 +619,25 @@ static int compact(struct mapping *m)
 	}
 	move_net(&f, a, &m->net, &oom);
 	m->hist = fwd_move(&f, a, m->hist, &oom);
-	for (size_t i = 0; i < m->n_nodes; i++)
-		for (size_t j = 0; j < m->nodes[i].n_ws; j++)
-			m->nodes[i].ws[j].key = fwd_move(&f, a, m->nodes[i].ws[j].key, &oom);
-	for (size_t i = 0; i < m->n_nodes; i++)
-	for (size_t j = 0; j < m->nodes[i].n_ws; j++) {
-		struct open_window *w = &m->nodes[i].ws[j];
-		if (!w->open)
-			continue;
-		w->pre = fwd_move(&f, a, w->pre, &oom);
-		w->params = fwd_move(&f, a, w->params, &oom);
-		w->input = fwd_move(&f, a, w->input, &oom);
-		w->hist = fwd_move(&f, a, w->hist, &oom);
-		for (size_t k = 0; k < m->n_nodes; k++)
-			w->st[k] = fwd_move(&f, a, w->st[k], &oom);
-		move_net(&f, a, &w->net, &oom);
-		const char *act = spt_arena_strndup(a, w->action, strlen(w->action));
-		if (!act)
-			oom = true;
-		else
-			w->action = act;
+	for (size_t i = 0; i < m->n_nodes; i++) {
+		for (size_t j = 0; j < m->nodes[i].n_ws; j++) {
+			struct open_window *w = &m->nodes[i].ws[j];
+			w->key = fwd_move(&f, a, w->key, &oom); /* closed windows keep their actor's key */
+			if (!w->open)
+				continue;
+			w->pre = fwd_move(&f, a, w->pre, &oom);
+			w->params = fwd_move(&f, a, w->params, &oom);
+			w->input = fwd_move(&f, a, w->input, &oom);
+			w->hist = fwd_move(&f, a, w->hist, &oom);
+			for (size_t k = 0; k < m->n_nodes; k++)
+				w->st[k] = fwd_move(&f, a, w->st[k], &oom);
+			move_net(&f, a, &w->net, &oom);
+			const char *act = spt_arena_strndup(a, w->action, strlen(w->action));
+			if (!act)
+				oom = true;
+			else
+				w->action = act;
+		}
 	}
 	free(f.from);
 	free(f.to);

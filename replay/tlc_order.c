@@ -157,27 +157,6 @@ static int scan_module(const struct module *m, enum scan_what what)
 	return scan_text(start, len, what);
 }
 
-static int scan_cfg(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return 0; /* the cfg loader reports it */
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	char buf[65536];
-	size_t k;
-	while (m && (k = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, k, m);
-	fclose(f);
-	if (!m)
-		return -ENOMEM;
-	fclose(m);
-	int rc = scan_text(text, len, SCAN_WORDS | SCAN_STRINGS);
-	free(text);
-	return rc;
-}
-
 static bool own_text(const struct module *m) { return m->source && !m->subst && !m->is_std; }
 
 /* SANY's semantic pass (where string literals are interned) takes a module's extensions
@@ -198,7 +177,7 @@ static int scan_strings_post(const struct module *m, const struct module **done,
 	return own_text(m) ? scan_module(m, SCAN_STRINGS) : 0;
 }
 
-int tlc_order_note_spec(struct spec *s, const char *cfg_path)
+int tlc_order_note_spec(struct spec *s, const char *cfg_text, size_t cfg_len)
 {
 	uint32_t n;
 	struct module *const *mods = spec_modules(s, &n);
@@ -207,7 +186,7 @@ int tlc_order_note_spec(struct spec *s, const char *cfg_path)
 		return -ENOMEM;
 	uint32_t n_done = 0;
 	pthread_mutex_lock(&table.lock);
-	int rc = cfg_path ? scan_cfg(cfg_path) : 0;
+	int rc = cfg_text ? scan_text(cfg_text, cfg_len, SCAN_WORDS | SCAN_STRINGS) : 0;
 	/* The parser interns every token of every module, root first, before any string. */
 	for (uint32_t i = 0; i < n && !rc; i++)
 		if (own_text(mods[i]))

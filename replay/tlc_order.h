@@ -13,9 +13,9 @@
 #include "module.h"
 #include "spectap/value.h"
 
-/* Gives the texts of a loaded spec (and of cfg_path, or NULL) their tokens, in TLC's order.
- * Texts that already have one keep it (one table per process, as in TLC). -ENOMEM or 0. */
-int tlc_order_note_spec(struct spec *s, const char *cfg_path);
+/* Gives the texts of a loaded spec (and of its cfg's text, or NULL) their tokens, in TLC's
+ * order. Texts that already have one keep it (one table per process, as in TLC). -ENOMEM or 0. */
+int tlc_order_note_spec(struct spec *s, const char *cfg_text, size_t cfg_len);
 
 /* The elements of set in TLC's order: *out is set's own array when the orders agree (no text
  * inside), else an array from a. 0; -ENOMEM; -EDOM when TLC cannot order them (an integer and

@@ -246,6 +246,32 @@ static int cmp_failure(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The tally of src's action in ts (added, taking src's name, when it has none), with src's
+ * counts added; failures are the caller's. NULL when out of memory. */
+static struct tally *tally_absorb(struct tally **ts, size_t *nt, struct tally *src)
+{
+	struct tally *dst = NULL;
+	for (size_t k = 0; k < *nt && !dst; k++)
+		if (!strcmp((*ts)[k].action, src->action))
+			dst = &(*ts)[k];
+	if (!dst) {
+		struct tally *grown = realloc(*ts, (*nt + 1) * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		*ts = grown;
+		dst = &grown[(*nt)++];
+		memset(dst, 0, sizeof(*dst));
+		dst->action = src->action;
+		src->action = NULL;
+	}
+	dst->windows += src->windows;
+	dst->passed += src->passed;
+	dst->errors += src->errors;
+	dst->skipped += src->skipped;
+	dst->seconds += src->seconds;
+	return dst;
+}
+
 /* The checkers' tallies as one: actions in the order they first appear, failures in window
  * order, the first max_failures of each action. */
 static int merge(struct results *rs, unsigned n, uint64_t max_failures, struct tally **out, size_t *n_out)
@@ -254,23 +280,9 @@ static int merge(struct results *rs, unsigned n, uint64_t max_failures, struct t
 	size_t nt = 0;
 	for (unsigned j = 0; j < n; j++) {
 		for (size_t a = 0; a < rs[j].n; a++) {
-			struct tally *src = &rs[j].ts[a], *dst = NULL;
-			for (size_t k = 0; k < nt && !dst; k++)
-				if (!strcmp(ts[k].action, src->action))
-					dst = &ts[k];
-			if (!dst) {
-				struct tally *grown = realloc(ts, (nt + 1) * sizeof(*grown));
-				if (!grown)
-					goto oom;
-				ts = grown;
-				dst = &ts[nt++];
-				memset(dst, 0, sizeof(*dst));
-				dst->action = src->action;
-				src->action = NULL;
-			}
-			dst->windows += src->windows;
-			dst->passed += src->passed;
-			dst->errors += src->errors;
+			struct tally *src = &rs[j].ts[a], *dst = tally_absorb(&ts, &nt, src);
+			if (!dst)
+				goto oom;
 			for (size_t f = 0; f < src->n_fails; f++)
 				if (tally_add_failure(dst, &src->fails[f]))
 					goto oom;
@@ -454,25 +466,9 @@ static void trace_run_free(struct trace_run *tr)
 static int add_totals(struct trace_run *tot, struct trace_run *run, size_t k, const char *path, uint64_t max_failures)
 {
 	for (size_t a = 0; a < run->nt; a++) {
-		struct tally *src = &run->ts[a], *dst = NULL;
-		for (size_t i = 0; i < tot->nt && !dst; i++)
-			if (!strcmp(tot->ts[i].action, src->action))
-				dst = &tot->ts[i];
-		if (!dst) {
-			struct tally *grown = realloc(tot->ts, (tot->nt + 1) * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			tot->ts = grown;
-			dst = &tot->ts[tot->nt++];
-			memset(dst, 0, sizeof(*dst));
-			dst->action = src->action;
-			src->action = NULL;
-		}
-		dst->windows += src->windows;
-		dst->passed += src->passed;
-		dst->errors += src->errors;
-		dst->skipped += src->skipped;
-		dst->seconds += src->seconds;
+		struct tally *src = &run->ts[a], *dst = tally_absorb(&tot->ts, &tot->nt, src);
+		if (!dst)
+			return -ENOMEM;
 		for (size_t f = 0; f < src->n_fails && dst->listed < max_failures; f++) {
 			struct failure *x = &src->fails[f];
 			char *w = NULL, *wj = NULL;
