@@ -713,10 +713,12 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 	s->mods[s->n_mods++] = m;
 	if (!(m->source = read_file(path, &m->source_len))) {
 		int e = errno;
-		char std[256] = "";
-		for (size_t i = 0, o = 0; e == ENOENT && i < sizeof(std_modules) / sizeof(std_modules[0]); i++)
-			o += (size_t)snprintf(std + o, o < sizeof(std) ? sizeof(std) - o : 0, "%s%s", i ? ", " : "",
-					      std_modules[i].name);
+		char std[1024] = "";
+		for (size_t i = 0, o = 0; e == ENOENT && i < sizeof(std_modules) / sizeof(std_modules[0]) && o < sizeof(std);
+		     i++) {
+			int k = snprintf(std + o, sizeof(std) - o, "%s%s", i ? ", " : "", std_modules[i].name);
+			o = k < 0 ? sizeof(std) : o + (size_t)k; /* past the end: the list is cut there */
+		}
 		set_err(err, path, 0, 0, "cannot read module %s: %s%s%s%s", name, strerror(e),
 			e == ENOENT ? " (and it is not a standard module spectap implements: " : "", std,
 			e == ENOENT ? ")" : "");

@@ -80,7 +80,7 @@ for kv in $specs; do
 		| "\($name): first diagnosis: action \(.action), window \(.window_id), node \(.actor), events \(.events[0])..\(.events[1])"
 		  + (if (.differs | length) > 0 then ", variables that differ: \(.differs | join(", "))" else ", the action is not enabled" end)
 		  + ([.closest.vars // {} | to_entries[] | .value as $v
-		      | "\n    \(.key) expected \(at($v.expected; $v.reached))\n    \(" " * (.key | length)) reached  \(at($v.reached; $v.expected))"]
+		      | "\n    \(.key) expected \(at($v.expected_tla; $v.reached_tla))\n    \(" " * (.key | length)) reached  \(at($v.reached_tla; $v.expected_tla))"]
 		     | first // "")' \
 		"$out/check-$name.json"
 done

@@ -96,4 +96,10 @@ if have_corpus "torn and damaged traces of the public corpus (several chunks)"; 
 	run_status 3 "$T/o" "$T/e" "$SPECTAP" dump "$T/flip.spt"
 	check_contains "dump warns where the damage is" "$T/e" "could not be read, the first at byte"
 fi
+# A module that is neither a file nor a standard module: the message lists every standard
+# module spectap implements (the list once overran its buffer: fuzz_spec, under the sanitizer).
+printf -- '---- MODULE NoFile ----\nEXTENDS NoSuchModule\n====\n' >"$T/NoFile.tla"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --model "$T/NoFile.tla"
+check_contains "a missing module: where and which" "$T/e" "NoFile.tla:2:9: cannot read module NoSuchModule"
+check_contains "a missing module: the whole list of standard ones" "$T/e" "WellFoundedInduction, SequencesExtTheorems, FoldsTheorems, BagsTheorems)"
 finish
