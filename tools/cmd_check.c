@@ -155,11 +155,28 @@ static int convert(struct checker *ck, spt_val **pre, spt_val **post, spt_val *w
 
 /* Checks the windows of lines data[0, len) (the first is line first_line) into t; on an error,
  * its message in err and -1 (0 when all went through). */
+/* Whether the first record of a window file is the stream form's (a "state", no pre-state). */
+static bool first_is_stream(const char *data, size_t len)
+{
+	const char *p = data, *end = data + len;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	struct spt_arena a;
+	spt_arena_init(&a);
+	spt_val *w;
+	struct spt_json_error je = { 0 };
+	bool stream = !spt_json_parse(&a, p, nl ? (size_t)(nl - p) : (size_t)(end - p), 0, &w, &je) && w->kind == SPT_REC &&
+		      spt_rec_get(w, "state") && !spt_rec_get(w, "pre_state") && !spt_rec_get(w, "pre");
+	spt_arena_fini(&a);
+	return stream;
+}
+
 /* A window's state: a record of variables (or the empty one). */
 static bool is_state(spt_val *v) { return spt_is_fun(v) && (!v->n || v->kind == SPT_REC); }
 
 static int check_lines(struct checker *ck, const char *name, const char *data, size_t len, uint64_t first_line,
-		       const char *action, uint64_t max_failures, bool mapped, struct tally *t, char *err_out,
+		       const char *action, uint64_t max_failures, bool mapped, bool stream, struct tally *t, char *err_out,
 		       size_t err_size, struct cli *progress)
 {
 	const char *p = data, *end = data + len;
@@ -201,6 +218,13 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 			post = spt_rec_get(w, "post");
 		}
 		spt_val *state = !pre && !post && w->kind == SPT_REC ? spt_rec_get(w, "state") : NULL;
+		if (state && !stream) {
+			snprintf(err_out, err_size,
+				 "%s:%" PRIu64 ":1: a \"state\" record in a file whose first record is a window: a stream of "
+				 "states starts the file (a {\"state\": ...} first)", name, line);
+			rc = -1;
+			goto out;
+		}
 		if (state) {
 			pre = prev;
 			post = state;
@@ -212,10 +236,13 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 			rc = -1;
 			goto out;
 		}
-		/* What the next stream record starts from. */
-		spt_arena_reset(&keep[1 - cur]);
-		spt_val *next_prev = spt_value_move(&keep[1 - cur], post);
-		if (!next_prev) {
+		/* What the next stream record starts from (a file without one copies nothing). */
+		spt_val *next_prev = NULL;
+		if (stream) {
+			spt_arena_reset(&keep[1 - cur]);
+			next_prev = spt_value_move(&keep[1 - cur], post);
+		}
+		if (stream && !next_prev) {
 			snprintf(err_out, err_size, "out of memory (window at %s:%" PRIu64 ")", name, line);
 			rc = -1;
 			goto out;
@@ -291,7 +318,7 @@ static void *check_part(void *arg)
 		return NULL;
 	}
 	checker_interp(ck)->no_memo = lp->no_memo;
-	lp->rc = check_lines(ck, lp->name, lp->data, lp->len, lp->first_line, lp->action, lp->max_failures, lp->mapped,
+	lp->rc = check_lines(ck, lp->name, lp->data, lp->len, lp->first_line, lp->action, lp->max_failures, lp->mapped, false,
 			     &lp->t, lp->err, sizeof(lp->err), NULL);
 	checker_free(ck);
 	return NULL;
@@ -312,12 +339,11 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	char err[1200] = "";
-	/* A stream of states ({"state": ...} records) is one chain: not cut into parts. (A
-	 * "state" key inside a state only costs the parallelism.) */
-	bool stream = memmem(in.data, in.len, "\"state\"", 7) != NULL;
+	/* A stream of states ({"state": ...} records) is one chain: not cut into parts. */
+	bool stream = first_is_stream(in.data, in.len);
 	unsigned jobs = o->jobs > 1 && in.len > 65536 && !stream ? (unsigned)o->jobs : 1;
 	if (jobs == 1) {
-		rc = check_lines(ck, in.name, in.data, in.len, 1, o->action, o->max_failures, o->map != NULL, t, err,
+		rc = check_lines(ck, in.name, in.data, in.len, 1, o->action, o->max_failures, o->map != NULL, stream, t, err,
 				 sizeof(err), c);
 	} else {
 		/* Parts of about equal size, cut at line ends; each thread loads the spec itself. */

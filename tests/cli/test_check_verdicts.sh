@@ -134,6 +134,9 @@ check_eq "stream and event forms: windows, passed, skipped" "5 4 1" \
 	"$(jq -r '.actions.Div | "\(.windows) \(.passed) \(.skipped)"' "$T/j")"
 check_eq "the stream window after another action's starts at its state; ids as spelt" '"w5" 4 3' \
 	"$(jq -r '.actions.Div.failures[0] | "\(.window_id | tojson) \(.closest.vars.x.expected) \(.closest.vars.x.reached)"' "$T/j")"
+printf '%s\n' '{"pre":{"x":2},"post":{"x":5},"action":"Div"}' '{"action":"Div","state":{"x":2}}' >"$T/late.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/late.ndjson" --action Div
+check_contains "a state record after windows: refused, not skipped" "$T/e" "late.ndjson:2:1: a \"state\" record in a file whose first record is a window"
 printf '{"action":"Div","pre":{"x":1}}\n' >"$T/bad.ndjson"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/bad.ndjson" --action Div
 check_contains "a record of neither form: where and what" "$T/e" "bad.ndjson:1:1: a window needs"
