@@ -6,6 +6,8 @@
  * with spectap's node state added as "state", inside {"tag":"trace","ts":"<ns>","event":...}.
  *
  *   zk.notification.send        -> Notification (node: the sender)
+ *   zk.notification.resend      -> Notification (the last message sent again on a new
+ *                                  connection: a message on the wire of its own id)
  *   zk.notification.recv        -> HandleNotification (node: the receiver; Remix emits it when
  *                                  the receiver's WorkerReceiver takes the message)
  *   zk.peer.state, new LEADING  -> BecomeLeader (data {"role":"LEADING"}, subnode -1)
@@ -68,13 +70,13 @@ int smb_zk_put_node(struct spt_export *ex, struct spt_buf *b, const char *name)
 static const struct {
 	const char *kind, *what;
 } unnamed[] = {
-	UNNAMED("zk.notification.handle"), UNNAMED("zk.notification.resend"),
-	UNNAMED("zk.logicalclock.bump"),   UNNAMED("zk.proposal.update"),
-	UNNAMED("zk.recvset.put"),         UNNAMED("zk.recvset.clear"),
-	UNNAMED("zk.outofelection.put"),   UNNAMED("zk.election.timeout"),
-	UNNAMED("zk.election.quorum"),     UNNAMED("zk.election.end"),
-	UNNAMED("zk.election.stop"),       UNNAMED("zk.epoch.current"),
-	UNNAMED("zk.epoch.accepted"),      UNNAMED("zk.fle.init"),
+	UNNAMED("zk.notification.handle"),  UNNAMED("zk.logicalclock.bump"),
+	UNNAMED("zk.proposal.update"),      UNNAMED("zk.recvset.put"),
+	UNNAMED("zk.recvset.clear"),        UNNAMED("zk.outofelection.put"),
+	UNNAMED("zk.election.timeout"),     UNNAMED("zk.election.quorum"),
+	UNNAMED("zk.election.end"),         UNNAMED("zk.election.stop"),
+	UNNAMED("zk.epoch.current"),        UNNAMED("zk.epoch.accepted"),
+	UNNAMED("zk.fle.init"),
 };
 
 static void drop_unnamed(struct spt_export *ex, const char *kind)
@@ -176,11 +178,14 @@ static int put_msg_data(struct spt_export *ex, struct smb_zk *zk, const struct s
 static const char *zk_name(struct spt_export *ex, const struct spt_event *ev)
 {
 	const char *k = ev->kind;
-	bool send = !strcmp(k, "zk.notification.send");
+	/* A resend (the connection manager's last message again, on a new connection) is a
+	 * message on the wire as Remix sees them: a Notification of its own id, so that its
+	 * receive's HandleNotification has one. */
+	bool send = !strcmp(k, "zk.notification.send") || !strcmp(k, "zk.notification.resend");
 	if (send || !strcmp(k, "zk.notification.recv")) {
 		if (ev->msg && ev->msg->dir == (send ? SPT_MSG_SEND : SPT_MSG_RECV))
 			return send ? "Notification" : "HandleNotification";
-		export_drop(ex, "zk.notification.send/recv events without their message", 1);
+		export_drop(ex, "zk.notification.send/resend/recv events without their message", 1);
 		return NULL;
 	}
 	if (!strcmp(k, "zk.peer.state")) {
@@ -199,13 +204,8 @@ int smb_zk_export_event(struct spt_export *ex, struct smb_zk *zk, const struct s
 {
 	struct spt_json_loss loss = { 0 };
 	const char *name = zk_name(ex, ev);
-	if (!name) {
-		/* A resend is not written, but its receive must not take a later send's id. */
-		uint64_t id;
-		if (ev->msg && ev->msg->dir == SPT_MSG_SEND && !strcmp(ev->kind, "zk.notification.resend"))
-			return msg_id(zk, ev->msg, &id);
+	if (!name)
 		return 0;
-	}
 	bool leader = name[0] == 'B';
 	smb_line_start(b, ev->ts_ns);
 	spt_buf_puts(b, "{\"event\":");
