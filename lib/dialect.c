@@ -551,6 +551,13 @@ int spt_export_event(struct spt_export *ex, const struct spt_event *ev, struct s
 	return rc ? rc : out->oom ? -ENOMEM : 0;
 }
 
+int spt_export_end(struct spt_export *ex, struct spt_buf *out)
+{
+	spt_arena_reset(&ex->arena);
+	int rc = ex->ops->export_end ? ex->ops->export_end(ex, out) : 0;
+	return rc ? rc : out->oom ? -ENOMEM : 0;
+}
+
 int spt_export_loss(struct spt_export *ex, const struct spt_loss *l, struct spt_buf *out)
 {
 	if (ex->ops->export_loss)

@@ -17,6 +17,7 @@ struct dialect_ops {
 	int (*export_begin)(struct spt_export *ex, struct spt_buf *out);
 	int (*export_event)(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *out);
 	int (*export_loss)(struct spt_export *ex, const struct spt_loss *l, struct spt_buf *out);
+	int (*export_end)(struct spt_export *ex, struct spt_buf *out);
 };
 
 extern const struct dialect_ops dialect_json, dialect_etcd, dialect_sysmobench;
@@ -50,9 +51,12 @@ void smb_rr_free(struct smb_rr *rr);
 bool smb_rr_event_is(const struct spt_event *ev);
 /* A node as the dialect names it: "s<id>" ("3" becomes "s3", "s3" stays), as a JSON string. */
 int smb_rr_put_node(struct spt_export *ex, struct spt_buf *b, const char *name);
-/* Appends ev's line, or counts ev as dropped when the dialect has no event for it. */
+/* Appends ev's line, or counts ev as dropped when the dialect has no event for it; a
+ * BecomeLeader is held until the node's next event (its vote response goes before it). */
 int smb_rr_export_event(struct spt_export *ex, struct smb_rr *rr, const struct spt_event *ev,
 			struct spt_buf *b);
+/* Appends the lines still held. */
+int smb_rr_export_end(struct smb_rr *rr, struct spt_buf *b);
 
 /* The arena of the line being imported (values built by a dialect live there). */
 struct spt_arena *import_arena(struct spt_import *im);

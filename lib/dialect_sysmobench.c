@@ -279,10 +279,17 @@ static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, s
 	return smb_zk_export_event(ex, st->zk, ev, b);
 }
 
+static int smb_export_end(struct spt_export *ex, struct spt_buf *b)
+{
+	struct smb_state *st = export_state(ex);
+	return st && st->rr ? smb_rr_export_end(st->rr, b) : 0;
+}
+
 const struct dialect_ops dialect_sysmobench = {
 	.name = "sysmobench",
 	.derive = true,
 	.import = smb_import,
 	.export_begin = smb_export_begin,
 	.export_event = smb_export_event,
+	.export_end = smb_export_end,
 };

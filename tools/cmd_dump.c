@@ -200,6 +200,10 @@ int cmd_dump(int argc, char **argv)
 		cli_fail(&c, "reading %s: %s", path, strerror(-k));
 		goto close;
 	}
+	if (ex) {
+		spt_export_end(ex, &b);
+		cli_flush(&b, stdout);
+	}
 	if (fflush(stdout)) {
 		cli_fail(&c, "cannot write the output: %s", strerror(errno));
 		goto close;

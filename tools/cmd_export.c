@@ -118,6 +118,10 @@ int cmd_export(int argc, char **argv)
 		cli_fail(&c, "reading %s: %s", path, strerror(-k));
 		goto done;
 	}
+	if (spt_export_end(ex, &b)) {
+		cli_fail(&c, "out of memory");
+		goto done;
+	}
 	const struct spt_loss *losses;
 	size_t nl = spt_reader_losses(r, &losses);
 	for (size_t i = 0; i < nl; i++)

@@ -59,6 +59,8 @@ int spt_export_begin(struct spt_export *ex, struct spt_buf *out);
 /* Appends the event's line(s), newline included. */
 int spt_export_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *out);
 int spt_export_loss(struct spt_export *ex, const struct spt_loss *l, struct spt_buf *out);
+/* Lines a dialect still holds (one it writes after a later event), after the last event. */
+int spt_export_end(struct spt_export *ex, struct spt_buf *out);
 
 /* What the target dialect could not hold, counted per item. */
 struct spt_drop {

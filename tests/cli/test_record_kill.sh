@@ -16,15 +16,16 @@ events_so_far() {
 }
 
 # kill_run SEED OUT [record options...]: starts a recording, waits until the first leader is
-# elected, then a seeded 0..0.6 s longer (the scenario then kills and restarts the leader, which
-# takes 2 s more), notes the events captured, waits what a captured record may take to reach the
-# file (the collector's 200 ms reorder window, the flush interval, and 300 ms to spare), and
-# kills record with SIGKILL. Sets captured (events captured at the note).
+# elected, then a seeded 0..0.6 s longer, notes the events captured, waits what a captured record
+# may take to reach the file (the collector's 200 ms reorder window, the flush interval, and
+# 300 ms to spare), and kills record with SIGKILL: at most 1.5 s after the first leader, while
+# the scenario (five servers restarted one after the other) has about 3 s to go; the kill must
+# find record running. Sets captured (events captured at the note).
 kill_run() {
 	seed=$1 out=$2
 	shift 2
 	: >"$T/k.err"
-	"$SPECTAP" record zookeeper --scenario leader-restart --seed "$seed" --flush-ms $FLUSH -o "$out" "$@" \
+	"$SPECTAP" record zookeeper --scenario rolling-restart --nodes 5 --seed "$seed" --flush-ms $FLUSH -o "$out" "$@" \
 		>"$T/k.out" 2>"$T/k.err" &
 	rec=$!
 	i=0
@@ -33,7 +34,7 @@ kill_run() {
 	captured=$(events_so_far "$T/k.err")
 	sleep "$(awk -v f=$FLUSH 'BEGIN { printf "%.2f", (200 + f + 300) / 1000 }')"
 	wd=$(sed -n 's/.* started with the agent in \([^ ]*\) .*/\1/p' "$T/k.err")
-	kill -KILL $rec
+	check "seed $seed: record was still running when killed" kill -KILL $rec
 	wait $rec 2>/dev/null
 	# The servers die with record (PR_SET_PDEATHSIG); wait for it rather than assume it.
 	i=0
