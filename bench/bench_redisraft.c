@@ -61,7 +61,7 @@ static int usage(const char *msg)
 
 static int attach(void *ctx, struct uprobe_loader *l, char *err, size_t errlen)
 {
-	return rr_probes_attach(l, ctx, NULL, NULL, err, errlen);
+	return rr_probes_attach(l, ctx, NULL, NULL, NULL, err, errlen);
 }
 
 /* redis-benchmark's CSV row for INCR: "INCR","rps","avg","min","p50","p95","p99","max". */

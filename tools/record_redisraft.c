@@ -144,7 +144,8 @@ static int record(struct cli *c, const struct rec_opts *o)
 	struct uprobe_loader_opts lo = {.ringbuf_bytes = 64u << 20};
 	if (uprobe_loader_open(&l, &lo, err, sizeof(err)))
 		return cli_fail(c, "%s", err);
-	int sites = rr_probes_attach(l, o->module, &ne, &nr, err, sizeof(err));
+	int64_t conn_connected;
+	int sites = rr_probes_attach(l, o->module, &ne, &nr, &conn_connected, err, sizeof(err));
 	if (sites < 0) {
 		cli_fail(c, "%s", err);
 		goto out;
@@ -153,6 +154,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		cli_fail(c, "out of memory");
 		goto out;
 	}
+	rr_shape_set_conn_connected(shape, conn_connected);
 	if (record_capture_open(c, &o->com, "redisraft", o->module, "s", l, rr_probe_table(), rr_shape_event, shape,
 				&w, &col, &bg))
 		goto out;
@@ -221,9 +223,9 @@ static int record(struct cli *c, const struct rec_opts *o)
 		       st->unpaired_receives, st->unpaired_sends, st->foreign, st->late, ne, nr);
 		for (unsigned k = 1; k <= RR_NPROBES; k++)
 			printf("%s\"%s\":%" PRIu64, k > 1 ? "," : "", rr_probe_info(k)->kind, rs->probes_seen[k]);
-		printf("},\"unknown_log_terms\":%" PRIu64 ",\"first_leader\":\"s%d\",\"first_term\":%" PRId64
+		printf("},\"sends_unconnected\":%" PRIu64 ",\"unknown_log_terms\":%" PRIu64 ",\"first_leader\":\"s%d\",\"first_term\":%" PRId64
 		       ",\"leader\":\"s%d\",\"term\":%" PRId64 ",\"writes\":{\"acked\":%u,\"failed\":%u,\"unacked\":%u},\"nodes_end\":",
-		       rs->unknown_terms, sc.first_leader + 1, sc.first_term, sc.last_leader + 1, sc.last_term,
+		       rs->sends_unconnected, rs->unknown_terms, sc.first_leader + 1, sc.first_term, sc.last_leader + 1, sc.last_term,
 		       sc.writes_acked, sc.writes_failed, sc.writes_unacked);
 		bad = compare_final(&sc, shape, true, stdout);
 		printf(",\"final_match\":%s}\n", bad ? "false" : "true");
@@ -235,6 +237,9 @@ static int record(struct cli *c, const struct rec_opts *o)
 		       o->com.nodes, o->com.out);
 		printf("writes: %u acknowledged, %u failed, %u left unacknowledged on purpose; %u of %d probes fired\n",
 		       sc.writes_acked, sc.writes_failed, sc.writes_unacked, RR_NPROBES - unfired, RR_NPROBES);
+		if (rs->sends_unconnected)
+			printf("%" PRIu64 " sends to a peer RedisRaft was not connected to: events without a message "
+			       "(args.connected false)\n", rs->sends_unconnected);
 		printf("end state of every live node (term, role, commit, leader) %s INFO raft\n",
 		       bad ? "DIFFERS from" : "agrees with");
 	}

@@ -102,6 +102,9 @@ const struct cbin_param *cbin_func_param(const struct cbin_func *f, const char *
  * ("raft_server_t", "long int"). A complete definition wins over a declaration. -ENOENT. */
 int cbin_type_find(const struct cbin *c, const char *name, struct cbin_type *t, char *errbuf);
 /* What a pointer or array type points to / holds (-EINVAL when it is neither). */
+/* The value of the enumerator name of the enum type (a typedef or "enum x"): "ConnState",
+ * "CONN_CONNECTED". -ENOENT when the type or the enumerator is not there. */
+int cbin_enum_value(const struct cbin *c, const char *type, const char *name, int64_t *out, char *errbuf);
 int cbin_type_target(const struct cbin *c, const struct cbin_type *t, struct cbin_type *out, char *errbuf);
 
 struct cbin_field {
@@ -144,7 +147,10 @@ uint64_t cbin_function_at(const struct cbin *c, uint64_t va);
 int cbin_entry_is_nop5(const struct cbin *c, const struct cbin_func *f);
 
 /* One uprobe read of expr at f's entry, or at its return:
- *   expr  := name ( "->" field | "." field | "[" N "]" )*
+ *   expr  := [ "(" type " *)" ] name steps     name taken as a type * (a void * parameter)
+ *          | "((" type " *)" name steps ")" steps   a pointer reached by the first steps (a
+ *                                                void * field) taken as a type *
+ *   steps := ( "->" field | "." field | "[" N "]" )*
  *   name  := a parameter of f, or "return": the return value (rax) in a return probe.
  * "->" and "[N]" on a pointer dereference (at most UPROBE_MAX_DEREFS times in all), "." and
  * "[N]" on an array add offsets. A scalar result of 1, 2, 4 or 8 bytes is a VALUE or MEM read

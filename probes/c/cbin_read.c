@@ -1,5 +1,6 @@
 /* cbin: uprobe reads (probes/bpf/uprobe.h) for C expressions over a function's parameters and
- * return value, e.g. "me->log->count" or "(struct raft_server *)me_->current_term" (cbin.h). */
+ * return value, e.g. "me->log->count", "(struct raft_server *)me_->current_term" or, through a
+ * void * field, "((Node *)raft_node->udata)->conn->state" (cbin.h). */
 #include "cbin_internal.h"
 
 #include <ctype.h>
@@ -191,12 +192,79 @@ static int finish(const struct cbin *c, struct walk *w, char *errbuf)
 	return 0;
 }
 
+/* "(type *)" at *sp into cast (without the " *"); *sp moves past it. */
+static int parse_cast(const struct cbin *c, struct walk *w, const char **sp, char *cast, size_t size, char *errbuf)
+{
+	const char *s = *sp, *close = strchr(s, ')'), *star = close;
+	size_t n;
+
+	while (star && star > s && isspace((unsigned char)star[-1]))
+		star--;
+	if (!close || star <= s + 1 || star[-1] != '*' || (size_t)(star - s) >= size)
+		return bad(c, w, errbuf, -EINVAL, "a cast must be \"(type *)\"");
+	memcpy(cast, s + 1, (size_t)(star - s - 2));
+	cast[star - s - 2] = 0;
+	for (n = strlen(cast); n && isspace((unsigned char)cast[n - 1]); n--)
+		cast[n - 1] = 0;
+	s = close + 1;
+	while (isspace((unsigned char)*s))
+		s++;
+	*sp = s;
+	return 0;
+}
+
+/* The steps of s: "->f", ".f", "[N]", to its end. */
+static int walk_steps(const struct cbin *c, struct walk *w, const char *s, char *errbuf)
+{
+	char comp[130];
+	size_t n;
+	int ret;
+
+	while (*s) {
+		bool arrow = strncmp(s, "->", 2) == 0;
+
+		if (arrow)
+			s += 2;
+		else if (*s == '.')
+			s++;
+		else if (*s != '[')
+			return bad(c, w, errbuf, -EINVAL, "expected ->, . or [ (syntax: name->f.g[N])");
+		n = *s == '[' ? strcspn(s, "]") + 1 : strcspn(s, "-.[");
+		if (n == 0 || n >= sizeof(comp) || (s[0] == '[' && s[n - 1] != ']'))
+			return bad(c, w, errbuf, -EINVAL, "bad field or index");
+		memcpy(comp, s, n);
+		comp[n] = 0;
+		s += n;
+		if ((ret = step(c, w, arrow, comp, errbuf)))
+			return ret;
+	}
+	return 0;
+}
+
+/* The pointer the walk has reached taken as a "type *" (a void * field, say). */
+static int cast_here(const struct cbin *c, struct walk *w, const char *cast, char *errbuf)
+{
+	struct cbin_type t;
+	Dwarf_Die p, d;
+	int ret;
+
+	if (w->pointee_cast || !cbin_peel(&w->type, &p) || dwarf_tag(&p) != DW_TAG_pointer_type)
+		return bad(c, w, errbuf, -EINVAL, "casts something that is not a pointer");
+	if ((ret = cbin_type_find(c, cast, &t, errbuf)))
+		return ret;
+	if (!dwarf_offdie(c->dw, t.id, &d))
+		return -EINVAL;
+	w->type = d;
+	w->pointee_cast = true;
+	return 0;
+}
+
 int cbin_read(const struct cbin *c, const struct cbin_func *f, const char *expr, int stash_slot,
 	      struct uprobe_read *r, char *errbuf)
 {
 	struct walk w = {.r = r, .expr = expr};
-	char name[128], cast[CBIN_TYPE_NAME] = "", comp[130];
-	const char *s = expr;
+	char name[128], cast[CBIN_TYPE_NAME] = "", inner_cast[CBIN_TYPE_NAME] = "", inner[256];
+	const char *s = expr, *rest = NULL;
 	size_t n;
 	int ret;
 
@@ -206,20 +274,21 @@ int cbin_read(const struct cbin *c, const struct cbin_func *f, const char *expr,
 		return -EINVAL;
 	while (isspace((unsigned char)*s))
 		s++;
-	if (*s == '(') { /* "(struct x *)name" */
-		const char *close = strchr(s, ')'), *star = close;
+	if (s[0] == '(' && s[1] == '(') { /* "((struct x *)name->f)->g": a pointer field cast */
+		const char *close;
 
-		while (star && star > s && isspace((unsigned char)star[-1]))
-			star--;
-		if (!close || star <= s + 1 || star[-1] != '*' || (size_t)(star - s) >= sizeof(cast))
-			return bad(c, &w, errbuf, -EINVAL, "a cast must be \"(type *)\"");
-		memcpy(cast, s + 1, (size_t)(star - s - 2));
-		cast[star - s - 2] = 0;
-		for (n = strlen(cast); n && isspace((unsigned char)cast[n - 1]); n--)
-			cast[n - 1] = 0;
-		s = close + 1;
-		while (isspace((unsigned char)*s))
-			s++;
+		s++;
+		if ((ret = parse_cast(c, &w, &s, inner_cast, sizeof(inner_cast), errbuf)))
+			return ret;
+		if (!(close = strchr(s, ')')) || (size_t)(close - s) >= sizeof(inner))
+			return bad(c, &w, errbuf, -EINVAL, "a cast of a field must be \"((type *)p->f)->g\"");
+		memcpy(inner, s, (size_t)(close - s));
+		inner[close - s] = 0;
+		rest = close + 1;
+		s = inner;
+	} else if (*s == '(') { /* "(struct x *)name" */
+		if ((ret = parse_cast(c, &w, &s, cast, sizeof(cast), errbuf)))
+			return ret;
 	}
 	n = strcspn(s, "-.[ ");
 	if (n == 0 || n >= sizeof(name))
@@ -227,25 +296,10 @@ int cbin_read(const struct cbin *c, const struct cbin_func *f, const char *expr,
 	memcpy(name, s, n);
 	name[n] = 0;
 	s += n;
-	if ((ret = start(c, f, &w, name, cast[0] ? cast : NULL, stash_slot, errbuf)))
+	if ((ret = start(c, f, &w, name, cast[0] ? cast : NULL, stash_slot, errbuf)) ||
+	    (ret = walk_steps(c, &w, s, errbuf)))
 		return ret;
-	while (*s) {
-		bool arrow = strncmp(s, "->", 2) == 0;
-
-		if (arrow)
-			s += 2;
-		else if (*s == '.')
-			s++;
-		else if (*s != '[')
-			return bad(c, &w, errbuf, -EINVAL, "expected ->, . or [ (syntax: name->f.g[N])");
-		n = *s == '[' ? strcspn(s, "]") + 1 : strcspn(s, "-.[");
-		if (n == 0 || n >= sizeof(comp) || (s[0] == '[' && s[n - 1] != ']'))
-			return bad(c, &w, errbuf, -EINVAL, "bad field or index");
-		memcpy(comp, s, n);
-		comp[n] = 0;
-		s += n;
-		if ((ret = step(c, &w, arrow, comp, errbuf)))
-			return ret;
-	}
+	if (rest && ((ret = cast_here(c, &w, inner_cast, errbuf)) || (ret = walk_steps(c, &w, rest, errbuf))))
+		return ret;
 	return finish(c, &w, errbuf);
 }

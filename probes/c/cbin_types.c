@@ -239,6 +239,36 @@ int cbin_type_find(const struct cbin *c, const char *name, struct cbin_type *t, 
 	return 0;
 }
 
+int cbin_enum_value(const struct cbin *c, const char *type, const char *name, int64_t *out, char *errbuf)
+{
+	Dwarf_Die d, e, child;
+	Dwarf_Attribute a;
+	Dwarf_Sword v;
+	int ret;
+
+	cbin_err(errbuf, "%s", "");
+	if (!c || !type || !name || !out)
+		return -EINVAL;
+	if ((ret = find_type_die(c, type, &d, errbuf)))
+		return ret;
+	if (!cbin_peel(&d, &e) || dwarf_tag(&e) != DW_TAG_enumeration_type) {
+		cbin_err(errbuf, "%s: %s is not an enum", c->base, type);
+		return -EINVAL;
+	}
+	if (dwarf_child(&e, &child) == 0) {
+		do {
+			const char *n = dwarf_diename(&child);
+			if (dwarf_tag(&child) == DW_TAG_enumerator && n && !strcmp(n, name) &&
+			    dwarf_attr(&child, DW_AT_const_value, &a) && dwarf_formsdata(&a, &v) == 0) {
+				*out = v;
+				return 0;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	cbin_err(errbuf, "%s: enum %s has no enumerator %s", c->base, type, name);
+	return -ENOENT;
+}
+
 int cbin_type_target(const struct cbin *c, const struct cbin_type *t, struct cbin_type *out, char *errbuf)
 {
 	Dwarf_Die d, p, sub;

@@ -25,6 +25,10 @@ struct probe_def {
 };
 
 #define MSG_RV "prevote", "term", "candidateId", "lastLogIdx", "lastLogTerm"
+/* The send callbacks return early, sending nothing, unless ConnIsConnected(node->conn): the
+ * connection's state and flags, read at their entry, say whether the message left (rr_shape.c). */
+#define CONN_ARGS "connState", "connFlags"
+#define CONN_EXPRS "((Node *)raft_node->udata)->conn->state", "((Node *)raft_node->udata)->conn->flags"
 #define MSG_AE "term", "leaderId", "msgId", "prevLogIdx", "prevLogTerm", "leaderCommit", "nEntries", "entry0Term"
 #define EXPR_AE(m)                                                                                 \
 	m "->term", m "->leader_id", m "->msg_id", m "->prev_log_idx", m "->prev_log_term",        \
@@ -36,8 +40,9 @@ static const struct probe_def defs[RR_NPROBES] = {
 	{{RR_P_BECOME_CANDIDATE, "raft_become_candidate", "BecomeCandidate", 1, {"ret"}}, RET, 1, {"return"}},
 	{{RR_P_BECOME_LEADER, "raft_become_leader", "BecomeLeader", 1, {"ret"}}, RET, 1, {"return"}},
 	{{RR_P_BECOME_FOLLOWER, "raft_become_follower", "BecomeFollower", 0, {0}}, RET, 1, {0}},
-	{{RR_P_SEND_RV, "raft.c:raftSendRequestVote", "SendRequestVoteRequest", 6, {"to", MSG_RV}}, ENTRY, 1,
-	 {"raft_node->id", "msg->prevote", "msg->term", "msg->candidate_id", "msg->last_log_idx", "msg->last_log_term"}},
+	{{RR_P_SEND_RV, "raft.c:raftSendRequestVote", "SendRequestVoteRequest", 8, {"to", MSG_RV, CONN_ARGS}}, ENTRY, 1,
+	 {"raft_node->id", "msg->prevote", "msg->term", "msg->candidate_id", "msg->last_log_idx", "msg->last_log_term",
+	  CONN_EXPRS}},
 	{{RR_P_RECV_RV, "raft_recv_requestvote", "HandleRequestVoteRequest", 7, {"from", MSG_RV, "ret"}}, RET, 1,
 	 {"req->candidate_id", "req->prevote", "req->term", "req->candidate_id", "req->last_log_idx",
 	  "req->last_log_term", "return"}},
@@ -47,8 +52,8 @@ static const struct probe_def defs[RR_NPROBES] = {
 	{{RR_P_RECV_RVR, "raft_recv_requestvote_response", "HandleRequestVoteResponse", 6,
 	  {"from", "prevote", "requestTerm", "term", "voteGranted", "ret"}}, RET, 1,
 	 {"node->id", "resp->prevote", "resp->request_term", "resp->term", "resp->vote_granted", "return"}},
-	{{RR_P_SEND_AE, "raft.c:raftSendAppendEntries", "SendAppendEntriesRequest", 9, {"to", MSG_AE}}, ENTRY, 1,
-	 {"raft_node->id", EXPR_AE("msg")}},
+	{{RR_P_SEND_AE, "raft.c:raftSendAppendEntries", "SendAppendEntriesRequest", 11, {"to", MSG_AE, CONN_ARGS}},
+	 ENTRY, 1, {"raft_node->id", EXPR_AE("msg"), CONN_EXPRS}},
 	{{RR_P_RECV_AE, "raft_recv_appendentries", "HandleAppendEntriesRequest", 10, {"from", MSG_AE, "ret"}}, RET, 1,
 	 {"req->leader_id", EXPR_AE("req"), "return"}},
 	{{RR_P_SEND_AER, "raft_recv_appendentries", "SendAppendEntriesResponse", 6,
@@ -338,7 +343,7 @@ static int attach_callsites(struct uprobe_loader *l, const struct cbin *c, const
 }
 
 int rr_probes_attach(struct uprobe_loader *l, const char *module, unsigned *entry_sites, unsigned *ret_sites,
-		     char *err, size_t errlen)
+		     int64_t *conn_connected, char *err, size_t errlen)
 {
 	char e[CBIN_ERRBUF_SIZE] = "";
 	struct cbin *c = NULL;
@@ -350,6 +355,11 @@ int rr_probes_attach(struct uprobe_loader *l, const char *module, unsigned *entr
 		goto out;
 	if ((r = log_offsets(c, &o, e)))
 		goto out;
+	int64_t connected;
+	if ((r = cbin_enum_value(c, "ConnState", "CONN_CONNECTED", &connected, e)))
+		goto out;
+	if (conn_connected)
+		*conn_connected = connected;
 	for (unsigned i = 0; i < RR_NPROBES; i++) {
 		const struct probe_def *d = &defs[i];
 		struct probe_spec s;

@@ -104,9 +104,13 @@ const struct collect_table *rr_probe_table(void);
  * Resolves every probe in the module's DWARF and attaches it (entry probes, and uretprobes with
  * their stashing entry). Returns the number of probe sites attached, or a negative errno with
  * err naming what is missing: "redisraft.so: no DWARF debug info (build with -g)", "function
- * raftSendAppendEntries ...", "struct raft_server has no field ...".
+ * raftSendAppendEntries ...", "struct raft_server has no field ...". conn_connected (may be
+ * NULL): ConnState's CONN_CONNECTED in this build, for the shaper (rr_shape_new).
  */
 int rr_probes_attach(struct uprobe_loader *l, const char *module, unsigned *entry_sites, unsigned *ret_sites,
-		     char *err, size_t errlen);
+		     int64_t *conn_connected, char *err, size_t errlen);
+/* Connection.flags: a connection being torn down is not connected (RedisRaft's redisraft.h
+ * defines it; a macro, so not in DWARF). */
+#define RR_CONN_TERMINATING 1u
 
 #endif

@@ -38,6 +38,7 @@ struct rr_shape {
 	struct node *n;
 	size_t nn, cap;
 	size_t max_log_terms;
+	int64_t conn_connected;
 	struct rr_shape_stats st;
 };
 
@@ -46,7 +47,13 @@ int rr_shape_new(struct rr_shape **out, size_t max_log_terms)
 	if (!(*out = calloc(1, sizeof(**out))))
 		return -ENOMEM;
 	(*out)->max_log_terms = max_log_terms ? max_log_terms : DEFAULT_MAX_LOG_TERMS;
+	(*out)->conn_connected = -1;
 	return 0;
+}
+
+void rr_shape_set_conn_connected(struct rr_shape *s, int64_t conn_connected)
+{
+	s->conn_connected = conn_connected;
 }
 
 void rr_shape_free(struct rr_shape *s)
@@ -249,16 +256,21 @@ static spt_val *begin_msg(const struct node *n, struct spt_arena *a)
 }
 
 /* args (and the message's fields) from the probe's own reads; the first event of a marked call
- * also gets step (the action), stepBegin and, for a request handler, stepMsg. */
-static int shape_args(struct collect_shape *cs, struct node *node, const struct rr_probe_info *pi,
-		      const struct msg_kind *mk, int64_t *peer)
+ * also gets step (the action), stepBegin and, for a request handler, stepMsg. A send callback's
+ * connection state and flags become args.connected = FALSE when the callback sent nothing
+ * (*unsent; with both unread, the message is taken as sent). */
+static int shape_args(struct rr_shape *s, struct collect_shape *cs, struct node *node,
+		      const struct rr_probe_info *pi, const struct msg_kind *mk, int64_t *peer, bool *unsent)
 {
 	const char *an[MAX_FIELDS], *fn[MAX_FIELDS];
 	spt_val *av[MAX_FIELDS], *fv[MAX_FIELDS];
 	size_t na = 0, nf = 0;
 	struct spt_arena *a = cs->arena;
+	int conn_read = 0;
+	int64_t conn_state = 0, conn_flags = 0;
 
 	*peer = -1;
+	*unsent = false;
 	for (unsigned i = 0; i < pi->nargs; i++) {
 		unsigned r = RS_ARG(i);
 		const char *name = pi->args[i];
@@ -267,6 +279,11 @@ static int shape_args(struct collect_shape *cs, struct node *node, const struct 
 
 		if (faulted(cs->ev, r))
 			continue;
+		if (!strcmp(name, "connState") || !strcmp(name, "connFlags")) {
+			*(name[4] == 'S' ? &conn_state : &conn_flags) = x;
+			conn_read++;
+			continue;
+		}
 		if (!strcmp(name, "to") || !strcmp(name, "from")) {
 			if (mk) {
 				*peer = x;
@@ -286,6 +303,21 @@ static int shape_args(struct collect_shape *cs, struct node *node, const struct 
 		if (mk && strcmp(name, "ret")) {
 			fn[nf] = name;
 			fv[nf++] = v;
+		}
+	}
+	if (conn_read == 2 && s->conn_connected >= 0 &&
+	    (conn_state != s->conn_connected || (conn_flags & RR_CONN_TERMINATING))) {
+		char to[24];
+
+		*unsent = true;
+		an[na] = "connected";
+		if (!(av[na++] = spt_bool(a, false)))
+			return -ENOMEM;
+		if (*peer >= 0) { /* no message says to whom: the args do */
+			snprintf(to, sizeof(to), "s%" PRId64, *peer);
+			an[na] = "to";
+			if (!(av[na++] = spt_cstr(a, to)))
+				return -ENOMEM;
 		}
 	}
 	if (node->begin) {
@@ -400,8 +432,14 @@ int rr_shape_event(void *ctx, struct collect_shape *cs)
 	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++)
 		if (msgs[i].id == pi->id)
 			mk = &msgs[i];
-	if ((r = shape_args(cs, n, pi, mk, &peer)))
+	bool unsent;
+	if ((r = shape_args(s, cs, n, pi, mk, &peer, &unsent)))
 		return r;
+	if (unsent) {
+		/* The callback returned before sending: an event of the step, no message. */
+		s->st.sends_unconnected++;
+		mk = NULL;
+	}
 	if (!(cs->state = state_rec(s, n, cs->arena)))
 		return -ENOMEM;
 	cs->kind = pi->kind;

@@ -13,6 +13,8 @@
  * AppendEntriesRequest, AppendEntriesResponse, type X, from/to node names and the fields the
  * wire carries (RAFT.REQUESTVOTE / RAFT.AE and their replies), so that a send and its handling
  * have the same content and the collector pairs them. Pre-vote messages have prevote = TRUE.
+ * A SendRequestVoteRequest or SendAppendEntriesRequest to a peer RedisRaft is not connected to
+ * (its callback returns before sending) has no message and args.connected = FALSE.
  * Role changes: Timeout (raft_election_start: args.preVote), BecomePreCandidate,
  * BecomeCandidate, BecomeLeader, BecomeFollower; ClientRequest (raft_recv_entry: args entryTerm,
  * type, entryId; the entry's index is the state's lastLogIndex), AdvanceCommitIndex (args from, to), VoteFor, UpdateTerm.
@@ -40,9 +42,13 @@ struct rr_shape_stats {
 	uint64_t probes_seen[RR_NPROBES + 1]; /* records per probe id */
 	uint64_t unknown_terms;               /* log entries whose term was not seen */
 	uint64_t begins_seen;                 /* window markers (rr_probes.h) */
+	uint64_t sends_unconnected;           /* Send*Request events with no message (peer not connected) */
 };
 
 int rr_shape_new(struct rr_shape **out, size_t max_log_terms);
+/* ConnState's CONN_CONNECTED in the module probed (rr_probes_attach): until it is set, every
+ * send is taken as made. */
+void rr_shape_set_conn_connected(struct rr_shape *s, int64_t conn_connected);
 void rr_shape_free(struct rr_shape *s);
 const struct rr_shape_stats *rr_shape_stats(const struct rr_shape *s);
 

@@ -42,6 +42,24 @@ for sc in initial-election steady-writes leader-kill follower-pause leader-resta
 	"$SPECTAP" stat --json "$T/$sc.spt" >"$T/$sc.stat"
 	check_eq "$sc: the trace says nothing was lost" 0 "$(jq .lost "$T/$sc.stat")"
 	check_eq "$sc: the trace's receives all paired" 0 "$(jq .messages.unpaired_receives "$T/$sc.stat")"
+	# Only sends that reached the wire are messages: a callback that found its peer not
+	# connected sent nothing, and its event says so, with the peer, and has no message.
+	"$SPECTAP" export --to json "$T/$sc.spt" -o "$T/$sc.all" 2>/dev/null
+	check_eq "$sc: unsent sends ($(jq .sends_unconnected "$T/$sc.json")) have no message and name the peer" \
+		"$(jq .sends_unconnected "$T/$sc.json")" \
+		"$(jq -s '[.[] | .event | select(.args.connected == false and (has("msg") | not) and (.args.to | test("^s[0-9]+$")) and (.kind | test("^Send.*Request$")))] | length' "$T/$sc.all")"
+	# The benchmark's RedisRaft dialect, read the way its trace spec reads it.
+	"$SPECTAP" export --to sysmobench "$T/$sc.spt" -o "$T/$sc.smb" 2>/dev/null
+	jq -c 'select(.tag == "trace") | .event' "$T/$sc.smb" >"$T/$sc.ev"
+	check_eq "$sc: roles the trace spec maps" "[]" \
+		"$(jq -s -c 'map(.state.role) | unique - ["Follower","Candidate","Leader"]' "$T/$sc.ev")"
+	check_eq "$sc: commit advances on a leader only" "[]" \
+		"$(jq -s -c 'map(select(.name == "AdvanceCommitIndex") | .state.role) | unique - ["Leader"]' "$T/$sc.ev")"
+	check_eq "$sc: vote responses written as a candidate (or as the follower one of a higher term makes)" "[]" \
+		"$(jq -s -c 'map(select(.name == "HandleRequestVoteResponse") | .state.role) | unique - ["Candidate","Follower"]' "$T/$sc.ev")"
+	check_eq "$sc: a leader elected by votes is written after the granted vote that made it" "[]" \
+		"$(jq -s -c '. as $l | [range(length) | select($l[.].name == "BecomeLeader" and $l[.].state.term > 1) | . as $i
+		  | [$l[:$i][] | select(.nid == $l[$i].nid)] | last | select(.name != "HandleRequestVoteResponse" or .msg.voteGranted != true) | $l[$i].nid]' "$T/$sc.ev")"
 	jq -r '.probe_hits | to_entries[] | select(.value > 0) | .key' "$T/$sc.json" >>"$hits"
 	# Acknowledged writes: each a normal entry a leader appended (ClientRequest) that a quorum
 	# of the nodes held committed (commitIndex past its index, its term there).
@@ -51,7 +69,8 @@ for sc in initial-election steady-writes leader-kill follower-pause leader-resta
 	check "$sc: every acknowledged write ($acked) is a ClientRequest committed on a quorum ($(cat "$T/$sc.q"))" \
 		test "$(jq .on_quorum "$T/$sc.q")" -ge "$acked"
 	# The windows of the benchmark's actions all pass the spec written from the code.
-	run_status 0 "$T/$sc.chk" "$T/e" "$SPECTAP" check --map "$MAP" --spec "$SPEC" "$T/$sc.spt" --json --max-failures 100
+	# A scenario exercises some of the actions (every one is seen over all of them, below).
+	run_status 0 "$T/$sc.chk" "$T/e" "$SPECTAP" check --map "$MAP" --spec "$SPEC" "$T/$sc.spt" --json --max-failures 100 --allow-empty
 	check_eq "$sc: every window passes RedisRaft.tla" "" \
 		"$(jq -r '.actions | to_entries[] | select(.value.passed != .value.windows) | "\(.key) \(.value.passed)/\(.value.windows)"' "$T/$sc.chk")"
 	echo "  $sc: $(jq -r '[.actions | to_entries[] | "\(.key) \(.value.passed)/\(.value.windows)"] | join(", ")' "$T/$sc.chk")"

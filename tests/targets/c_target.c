@@ -22,6 +22,8 @@
  *   raft_many(me, i, 2i, 3i, 4i, 5i, f7 = 6i, g8 = (int)7i): f7 and g8 on the stack
  *   raft_big(k = i, b) with b.x = 3i, b.y[j] = i + j: returns a struct above 16 bytes
  *   raft_opaque(me_ = me): a void * parameter, as older raft libraries take the server
+ *   raft_node_touch(n) with n->id = i % 3, n->udata = me: a void * field, as raft_node_t
+ *     carries RedisRaft's Node
  *   raft_depth(me, d = i % 4): recursive; the call at depth d returns d
  *   raft_sum_pair(p = {i, -i}, x = 0.5, y = i): a small struct in two registers, a double */
 #ifdef C_TARGET_LAUNCHER
@@ -136,6 +138,17 @@ PROBED void raft_opaque(void *me_)
 	sink += ((raft_server_t *)me_)->current_term;
 }
 
+/* A node that carries its server behind a void * field. */
+struct node_ref {
+	raft_node_id_t id;
+	void *udata;
+};
+
+PROBED void raft_node_touch(struct node_ref *n)
+{
+	sink += ((raft_server_t *)n->udata)->current_term + n->id;
+}
+
 PROBED long raft_depth(raft_server_t *me, int depth)
 {
 	long below = depth > 0 ? raft_depth(me, depth - 1) : 0;
@@ -240,6 +253,8 @@ int main(int argc, char **argv)
 			b.y[j] = i + j;
 		sink += raft_big(i, b).x;
 		raft_opaque(me);
+		struct node_ref nr = {.id = (raft_node_id_t)(i % 3), .udata = me};
+		raft_node_touch(&nr);
 		raft_depth(me, (int)(i % 4));
 		sink += raft_sum_pair(p, 0.5, i);
 		sink += raft_inlined_only(i);

@@ -269,6 +269,31 @@ static void test_errors(void)
 	expect_err(cbin_read(c, &f, "me->logp->entries[3].id", -1, &r, err), 0, err, "");
 	CHECK(r.kind == UPROBE_READ_MEM && r.nderef == 2 && r.off == 3 * 24 + 12 && r.size == 4 && !r.flags);
 	expect_err(cbin_read(c, &f, "me->logp->entries->term", 4, &r, err), -EINVAL, err, "stash slot out of range");
+
+	/* A void * field cast: ((type *)p->f)->g. */
+	CHECK(cbin_func_find(c, "raft_node_touch", &f, err) == 0);
+	expect_err(cbin_read(c, &f, "((struct raft_server *)n->udata)->current_term", -1, &r, err), 0, err, "");
+	CHECK(r.kind == UPROBE_READ_MEM && r.nderef == 1 && r.deref_off[0] == 8 && r.off == 0 && r.size == 8 &&
+	      r.flags == UPROBE_READ_SIGNED);
+	expect_err(cbin_read(c, &f, "((raft_server_t *) n->udata)->logp->count", -1, &r, err), 0, err, "");
+	CHECK(r.kind == UPROBE_READ_MEM && r.nderef == 2 && r.deref_off[0] == 8 && r.deref_off[1] == 72 && r.off == 8);
+	expect_err(cbin_read(c, &f, "((struct raft_server *)n->id)->current_term", -1, &r, err), -EINVAL, err,
+		   "casts something that is not a pointer");
+	expect_err(cbin_read(c, &f, "((struct raft_server *)n->udata", -1, &r, err), -EINVAL, err,
+		   "a cast of a field must be");
+	expect_err(cbin_read(c, &f, "((struct raft_server *)n->udata)", -1, &r, err), -EINVAL, err,
+		   "a cast needs a dereference after it");
+	expect_err(cbin_read(c, &f, "n->udata->current_term", -1, &r, err), -EINVAL, err, "void pointer: cast it");
+
+	/* Enumerators. */
+	int64_t ev = -1;
+	expect_err(cbin_enum_value(c, "enum raft_state", "LEADER", &ev, err), 0, err, "");
+	CHECK(ev == 2);
+	expect_err(cbin_enum_value(c, "enum raft_state", "CANDIDATE", &ev, err), 0, err, "");
+	CHECK(ev == 1);
+	expect_err(cbin_enum_value(c, "enum raft_state", "OBSERVER", &ev, err), -ENOENT, err,
+		   "enum enum raft_state has no enumerator OBSERVER");
+	expect_err(cbin_enum_value(c, "struct raft_server", "LEADER", &ev, err), -EINVAL, err, "is not an enum");
 	cbin_close(c);
 }
 
