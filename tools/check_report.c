@@ -296,6 +296,34 @@ void check_report(struct cli *c, const struct tally *ts, size_t n, const struct 
 		       damage->damaged_tail ? " and the end of the file" : "");
 }
 
+int check_tlc_results(struct cli *c, const char *path, const struct tally *ts, size_t n)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return cli_fail(c, "--tlc-results %s: the path is too long", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return cli_fail(c, "cannot write %s: %s", tmp, strerror(errno));
+	fputc('{', f);
+	for (size_t i = 0; i < n; i++) {
+		const struct tally *t = &ts[i];
+		fputs(i ? "," : "", f);
+		cli_json_str(f, t->action);
+		fprintf(f, ":{\"passes\":%" PRIu64 ",\"total\":%" PRIu64 ",\"rate\":%.4f,\"failures\":%" PRIu64
+			   ",\"errors\":%" PRIu64 "}",
+			t->passed, t->windows, t->windows ? (double)t->passed / (double)t->windows : 0.0,
+			t->windows - t->passed - t->errors, t->errors);
+	}
+	fputs("}\n", f);
+	int bad = ferror(f);
+	if (fclose(f) || bad || rename(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		return cli_fail(c, "cannot write %s: %s", path, strerror(e));
+	}
+	return CLI_OK;
+}
+
 void check_oom_hint(char *msg, size_t size)
 {
 	if (!strstr(msg, "out of memory"))

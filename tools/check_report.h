@@ -57,6 +57,9 @@ size_t check_unwindowed(const struct tally *ts, size_t n, const char *const *map
  * when nothing (or some mapped action) was checked, unless allow_empty; else CLI_OK. */
 int check_exit(struct cli *c, const struct tally *ts, size_t n, const char *const *unwindowed, size_t n_unwindowed,
 	       bool allow_empty);
+/* The verdicts per action as SysMoBench's transition validation reads them (its
+ * tlc_results.json: {action: {passes, total, rate, ...}}), written to path by rename. */
+int check_tlc_results(struct cli *c, const char *path, const struct tally *ts, size_t n);
 void tally_free(struct tally *t);
 /* Appends to an "out of memory" message what ran out and what to try. */
 void check_oom_hint(char *msg, size_t size);

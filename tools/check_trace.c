@@ -617,6 +617,8 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 		struct check_extras x = { several ? NULL : &sums[0].info, unwindowed, n_unwindowed, several ? sums : NULL,
 					  several ? n : 0 };
 		check_report(c, tot.ts, tot.nt, &x);
+		if (o->tlc_results && check_tlc_results(c, o->tlc_results, tot.ts, tot.nt))
+			out = CLI_FAIL;
 		size_t bad = 0, damaged = 0;
 		for (size_t k = 0; k < n; k++) {
 			bad += sums[k].failed;
@@ -630,7 +632,7 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 			cli_warn(c, "%zu trace%s damaged: exit %d (--allow-damage exits 0)", damaged,
 				 damaged == 1 ? " is" : "s are", CLI_DAMAGED);
 			out = CLI_DAMAGED;
-		} else {
+		} else if (out == CLI_OK) {
 			out = check_exit(c, tot.ts, tot.nt, unwindowed, n_unwindowed, o->allow_empty);
 		}
 	}

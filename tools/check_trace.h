@@ -15,6 +15,7 @@ struct check_trace_opts {
 	unsigned jobs;   /* threads (parts of the trace); 0 or 1: one */
 	bool no_memo;    /* --no-cache: evaluate every application (a debugging aid) */
 	bool allow_empty; /* --allow-empty: no window (of some mapped action) is no failure */
+	const char *tlc_results; /* --tlc-results: the totals also written there, or NULL */
 };
 
 int check_trace(struct cli *c, const struct check_trace_opts *o);

@@ -56,6 +56,9 @@ static const char usage[] =
 	"                   limit): past it the window's verdict is an error, and the next goes on\n"
 	"  --allow-empty    exit 0 when no window was checked, or none of an action the mapping's\n"
 	"                   WindowStart names (else exit 4: a check of nothing is no success)\n"
+	"  --tlc-results F  also write the verdicts per action as SysMoBench's transition\n"
+	"                   validation reads them: F is its tlc_results.json, {action: {passes,\n"
+	"                   total, rate, failures, errors}}\n"
 	"  --timeout S      stop after S seconds (every mode) with an error naming where it was\n"
 	"  --max-memory MB  the address space spectap may use (every mode); past it, out of\n"
 	"                   memory is an error naming where it was, not the machine's OOM kill\n"
@@ -400,7 +403,7 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 }
 
 /* Long options without a short letter. */
-enum { OPT_MAX_STEPS = 0x2201, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_ALLOW_EMPTY };
+enum { OPT_MAX_STEPS = 0x2201, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_ALLOW_EMPTY, OPT_TLC_RESULTS };
 
 static void on_alarm(int sig)
 {
@@ -430,7 +433,7 @@ int cmd_check(int argc, char **argv)
 {
 	struct cli c = { .cmd = "check", .usage = usage };
 	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL, *model = NULL;
-	const char *trace_spec = NULL, *states = NULL;
+	const char *trace_spec = NULL, *states = NULL, *tlc_results = NULL;
 	bool whole = false;
 	uint64_t max_failures = 10, jobs = 1, workers = 1, max_states = 0;
 	bool no_memo = false, no_deadlock = false, allow_empty = false;
@@ -446,6 +449,7 @@ int cmd_check(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS }, { "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY }, { "allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY },
+		{ "tlc-results", required_argument, NULL, OPT_TLC_RESULTS },
 		CLI_ALLOW_DAMAGE_OPTION,                     { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
@@ -487,6 +491,7 @@ int cmd_check(int argc, char **argv)
 		case 'j': break;
 		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
 		case OPT_ALLOW_EMPTY: allow_empty = true; break;
+		case OPT_TLC_RESULTS: tlc_results = optarg; break;
 		case OPT_MAX_STEPS:
 			if (!cli_parse_u64(&c, "--max-steps", optarg, &checker_window_steps))
 				return CLI_USAGE;
@@ -537,7 +542,7 @@ int cmd_check(int argc, char **argv)
 		if (action)
 			return cli_usage_error(&c, "--map on a trace checks every action it maps: --action is for window files");
 		struct check_trace_opts o = { map, spec, cfg, (const char *const *)argv + optind, (size_t)(argc - optind),
-					      max_failures, (unsigned)jobs, no_memo, allow_empty };
+					      max_failures, (unsigned)jobs, no_memo, allow_empty, tlc_results };
 		return check_trace(&c, &o);
 	}
 	if (optind != argc)
@@ -567,7 +572,9 @@ int cmd_check(int argc, char **argv)
 	rc = check_file(&c, ck, &fo, &t);
 	if (rc == CLI_OK) {
 		check_report(&c, &t, 1, NULL);
-		rc = check_exit(&c, &t, 1, NULL, 0, allow_empty);
+		rc = tlc_results ? check_tlc_results(&c, tlc_results, &t, 1) : CLI_OK;
+		if (rc == CLI_OK)
+			rc = check_exit(&c, &t, 1, NULL, 0, allow_empty);
 	}
 	tally_free(&t);
 out:

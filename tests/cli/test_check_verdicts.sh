@@ -116,6 +116,11 @@ check_eq "a directory: its .spt traces in name order" "$T/corpus/one.spt $T/corp
 check_eq "a directory: totals" "10 8 0.5" "$(jq -r '"\(.actions.Inc.windows) \(.actions.Inc.passed) \(.score)"' "$T/j")"
 check_eq "a directory: failures in trace order, named" "$T/corpus/one.spt $T/corpus/two.spt" \
 	"$(jq -r '[.actions.Inc.failures[].trace] | join(" ")' "$T/j")"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$D/CounterMap.tla" "$T/corpus" \
+	--tlc-results "$T/corpus.tlc.json"
+check_eq "a corpus's totals in tlc_results.json, every action" \
+	"$(jq -c '[.actions | to_entries[] | {(.key): {passes: .value.passed, total: .value.windows}}] | add' "$T/j")" \
+	"$(jq -c '[to_entries[] | {(.key): {passes: .value.passes, total: .value.total}}] | add' "$T/corpus.tlc.json")"
 printf 'junk' >"$T/corpus/three.spt"
 run_status 1 "$T/j" "$T/e" "$SPECTAP" check --spec "$D/Counter.tla" --map "$D/CounterMap.tla" "$T/corpus" --json
 check_contains "a bad trace of a corpus: said" "$T/e" "three.spt: not a spectap trace"
@@ -134,6 +139,18 @@ check_eq "stream and event forms: windows, passed, skipped" "5 4 1" \
 	"$(jq -r '.actions.Div | "\(.windows) \(.passed) \(.skipped)"' "$T/j")"
 check_eq "the stream window after another action's starts at its state; ids as spelt" '"w5" 4 3' \
 	"$(jq -r '.actions.Div.failures[0] | "\(.window_id | tojson) \(.closest.vars.x.expected) \(.closest.vars.x.reached)"' "$T/j")"
+# Results as the benchmark's transition validation reads them: tlc_results.json, per action
+# {passes, total, rate}; its score is the passes over the totals.
+run_status 0 "$T/j" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/s.ndjson" --action Div --json \
+	--tlc-results "$T/tlc_results.json"
+check_eq "tlc_results.json" '{"Div":{"passes":4,"total":5,"rate":0.8,"failures":1,"errors":0}}' \
+	"$(jq -c . "$T/tlc_results.json")"
+check_eq "read as the benchmark reads it" "4/5 0.8" \
+	"$(jq -r '[to_entries[] | .value] | "\(map(.passes) | add)/\(map(.total) | add) \(.[0].rate)"' "$T/tlc_results.json")"
+check "no temporary file left" test ! -e "$T/tlc_results.json.tmp"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/s.ndjson" --action Div \
+	--tlc-results "$T/nodir/tlc_results.json"
+check_contains "an unwritable results file: named, exit 1" "$T/e" "cannot write $T/nodir/tlc_results.json.tmp"
 printf '%s\n' '{"pre":{"x":2},"post":{"x":5},"action":"Div"}' '{"action":"Div","state":{"x":2}}' >"$T/late.ndjson"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/late.ndjson" --action Div
 check_contains "a state record after windows: refused, not skipped" "$T/e" "late.ndjson:2:1: a \"state\" record in a file whose first record is a window"
