@@ -357,7 +357,8 @@ static int found(struct worker *w, spt_val **t, uint64_t level, bool initial)
 				return record(w, MC_PROPERTY, f->name, NULL, parent, t);
 		}
 	}
-	if (in_model && unseen && keep(w, t, fp, level))
+	bool expand = !S->o->max_depth || level < S->o->max_depth;
+	if (in_model && unseen && expand && keep(w, t, fp, level))
 		return atomic_load(&S->stop) ? 1 : record_eval(w, "keeping a state", parent, NULL);
 	if (in_model && m->live && m->live->n_checks)
 		return live_step(w, t, fp, unseen, initial);

@@ -44,6 +44,9 @@ struct mc_opts {
 	 * variables) must hold in the (k + 1)-th state of a behaviour; the rest is searched. */
 	spt_val *states;
 	const char *states_name;
+	/* As TLC's -dfid N, the depth searched: states at level N (the initial states are level 1)
+	 * are checked but not expanded (0: no limit). */
+	uint64_t max_depth;
 };
 
 /* A variable in which a state differs from the trace's. */

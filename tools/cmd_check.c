@@ -14,6 +14,7 @@
 #include "interp.h"
 #include "check_model.h"
 #include "check_trace.h"
+#include "check_tv.h"
 #include "cli.h"
 #include "commands.h"
 #include "spectap/json.h"
@@ -25,6 +26,7 @@ static const char usage[] =
 	"       spectap check --trace-spec T.tla [--cfg T.cfg] [--json]   (log named by T's environment)\n"
 	"       spectap check --whole --spec S.tla [--cfg S.cfg] --states T.json [--json]\n"
 	"       spectap check --whole --spec S.tla [--cfg S.cfg] --map M.tla FILE.spt [--json]\n"
+	"       spectap check --tv TV_A.tla [--cfg TV_A.cfg] [--windows W.ndjson] [--json]\n"
 	"\n"
 	"Transition Validation: for every window of W (one JSON object per line with\n"
 	"pre_state, post_state, and optionally window_id, action, params, input; SysMoBench's\n"
@@ -62,6 +64,14 @@ static const char usage[] =
 	"  --timeout S      stop after S seconds (every mode) with an error naming where it was\n"
 	"  --max-memory MB  the address space spectap may use (every mode); past it, out of\n"
 	"                   memory is an error naming where it was, not the machine's OOM kill\n"
+	"\n"
+	"  --tv TV_A.tla    the benchmark's per-action wrapper module (SysMoBench's tv-eval skill),\n"
+	"                   as it is: for each window of its windows file (--windows, default\n"
+	"                   windows_A.ndjson beside it), with IOEnv.WINDOW_INDEX (--index-var) the\n"
+	"                   window's line, the search TLC -dfid 2 -deadlock makes on TV_A.cfg; a\n"
+	"                   window passes when the post-state violates the wrapper's invariant\n"
+	"                   (NeverPost), as the skill counts TLC's exit 12. Reported per action A\n"
+	"                   like windows (--json, --tlc-results)\n"
 	"\n"
 	"  --model S.tla    model checking, as TLC's breadth-first search: every state reachable\n"
 	"                   from the cfg's INIT by NEXT (or its SPECIFICATION) is checked against\n"
@@ -403,7 +413,7 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 }
 
 /* Long options without a short letter. */
-enum { OPT_MAX_STEPS = 0x2201, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_ALLOW_EMPTY, OPT_TLC_RESULTS };
+enum { OPT_MAX_STEPS = 0x2201, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_ALLOW_EMPTY, OPT_TLC_RESULTS, OPT_TV, OPT_INDEX_VAR };
 
 static void on_alarm(int sig)
 {
@@ -433,7 +443,7 @@ int cmd_check(int argc, char **argv)
 {
 	struct cli c = { .cmd = "check", .usage = usage };
 	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL, *model = NULL;
-	const char *trace_spec = NULL, *states = NULL, *tlc_results = NULL;
+	const char *trace_spec = NULL, *states = NULL, *tlc_results = NULL, *tv = NULL, *index_var = "WINDOW_INDEX";
 	bool whole = false;
 	uint64_t max_failures = 10, jobs = 1, workers = 1, max_states = 0;
 	bool no_memo = false, no_deadlock = false, allow_empty = false;
@@ -449,7 +459,8 @@ int cmd_check(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },          { "help", no_argument, NULL, 'h' },
 		{ "max-steps", required_argument, NULL, OPT_MAX_STEPS }, { "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY }, { "allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY },
-		{ "tlc-results", required_argument, NULL, OPT_TLC_RESULTS },
+		{ "tlc-results", required_argument, NULL, OPT_TLC_RESULTS }, { "tv", required_argument, NULL, OPT_TV },
+		{ "index-var", required_argument, NULL, OPT_INDEX_VAR },
 		CLI_ALLOW_DAMAGE_OPTION,                     { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
@@ -492,6 +503,8 @@ int cmd_check(int argc, char **argv)
 		case CLI_OPT_ALLOW_DAMAGE: c.allow_damage = true; break;
 		case OPT_ALLOW_EMPTY: allow_empty = true; break;
 		case OPT_TLC_RESULTS: tlc_results = optarg; break;
+		case OPT_TV: tv = optarg; break;
+		case OPT_INDEX_VAR: index_var = optarg; break;
 		case OPT_MAX_STEPS:
 			if (!cli_parse_u64(&c, "--max-steps", optarg, &checker_window_steps))
 				return CLI_USAGE;
@@ -510,6 +523,13 @@ int cmd_check(int argc, char **argv)
 		}
 		default: return cli_other_opt(&c, opt, argv);
 		}
+	}
+	if (tv) {
+		if (spec || map || model || trace_spec || states || whole || action || optind != argc)
+			return cli_usage_error(&c, "--tv TV_A.tla takes [--cfg TV_A.cfg] [--windows W] [--index-var NAME]");
+		struct check_tv_opts to = { tv, cfg, windows, index_var, max_failures, max_states, no_memo, allow_empty,
+					    tlc_results };
+		return check_tv(&c, &to);
 	}
 	if (whole && map && !windows) {
 		if (!spec || states || model || trace_spec || action || optind + 1 != argc)
