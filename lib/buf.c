@@ -71,6 +71,38 @@ void spt_buf_printf(struct spt_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), 0 when it is not one. */
+size_t spt_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned lo = 0x80, hi = 0xbf; /* the second byte's range */
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t k = 2; k < len; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
 void spt_buf_json_str(struct spt_buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -80,8 +112,15 @@ void spt_buf_json_str(struct spt_buf *b, const char *s, size_t n)
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (c >= 0x80) {
+			size_t u = spt_utf8_len((const unsigned char *)s + i, n - i);
+			if (u) {
+				i += u - 1;
+				continue;
+			}
+		} else if (c >= 0x20 && c != '"' && c != '\\') {
 			continue;
+		}
 		spt_buf_put(b, s + start, i - start);
 		start = i + 1;
 		switch (c) {

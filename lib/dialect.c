@@ -531,6 +531,7 @@ void export_drop_common(struct spt_export *ex, const struct spt_event *ev, const
 	export_drop(ex, "sets (written as arrays)", loss->sets);
 	export_drop(ex, "functions with non-string keys (written as [key, value] pairs)", loss->funs);
 	export_drop(ex, "model values (written as strings)", loss->models);
+	export_drop(ex, "strings that are not UTF-8 (their stray bytes written as \\u00XX)", loss->bytes);
 }
 
 size_t spt_export_dropped(const struct spt_export *ex, const struct spt_drop **out)

@@ -102,14 +102,32 @@ static void put_utf8(struct spt_buf *b, unsigned cp)
 	spt_buf_put(b, u, n);
 }
 
+/* Past the string's characters from i that need no decoding (no escape, no control character,
+ * well-formed UTF-8): at its closing quote when the whole string is such. */
+static size_t scan_plain(const struct parser *p, size_t i)
+{
+	while (i < p->len) {
+		unsigned char c = (unsigned char)p->s[i];
+		if (c == '"' || c == '\\' || c < 0x20)
+			break;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t u = spt_utf8_len((const unsigned char *)p->s + i, p->len - i);
+		if (!u)
+			break;
+		i += u;
+	}
+	return i;
+}
+
 /* Parses a string at p->pos (at the quote). Result is NUL-terminated in the arena. */
 static int parse_string(struct parser *p, const char **out, size_t *outlen)
 {
 	size_t start = ++p->pos;
-	/* Fast path: no escapes. */
-	size_t i = start;
-	while (i < p->len && p->s[i] != '"' && p->s[i] != '\\' && (unsigned char)p->s[i] >= 0x20)
-		i++;
+	/* Fast path: nothing to decode. */
+	size_t i = scan_plain(p, start);
 	if (i < p->len && p->s[i] == '"') {
 		char *c = spt_arena_strndup(p->a, p->s + start, i - start);
 		if (!c)
@@ -132,6 +150,16 @@ static int parse_string(struct parser *p, const char **out, size_t *outlen)
 		if (c < 0x20) {
 			rc = fail(p, i, "control character 0x%02x in string", c);
 			goto out;
+		}
+		if (c >= 0x80) {
+			size_t u = spt_utf8_len((const unsigned char *)p->s + i, p->len - i);
+			if (!u) {
+				rc = fail(p, i, "invalid UTF-8 in a string (byte 0x%02x): JSON text is UTF-8", c);
+				goto out;
+			}
+			spt_buf_put(&b, p->s + i, u);
+			i += u - 1;
+			continue;
 		}
 		if (c != '\\') {
 			spt_buf_putc(&b, (char)c);
@@ -201,9 +229,7 @@ out:
 /* A string at p->pos as a value (escape-free ones straight from the input, cached). */
 static int parse_string_value(struct parser *p, spt_val **out)
 {
-	size_t start = p->pos + 1, i = start;
-	while (i < p->len && p->s[i] != '"' && p->s[i] != '\\' && (unsigned char)p->s[i] >= 0x20)
-		i++;
+	size_t start = p->pos + 1, i = scan_plain(p, start);
 	if (i < p->len && p->s[i] == '"') {
 		if (!(*out = str_value(p, p->s + start, i - start)))
 			return nomem(p);
@@ -358,6 +384,28 @@ static bool key_is(spt_val *key, const char *tag)
 	return key->n == strlen(tag) && !memcmp(key->u.s, tag, key->n);
 }
 
+/* Whether s[0..n) is UTF-8 throughout. */
+static bool utf8_ok(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t u = spt_utf8_len((const unsigned char *)s + i, n - i);
+		if (!u)
+			return false;
+		i += u;
+	}
+	return true;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 /* Decodes the tagged dialect's one-key objects; *done is false for a plain record. */
 
 static int decode_tagged(struct parser *p, size_t at, spt_val *key, spt_val *val, spt_val **out,
@@ -374,6 +422,19 @@ static int decode_tagged(struct parser *p, size_t at, spt_val *key, spt_val *val
 		if (memchr(val->u.s, 0, val->n))
 			return fail(p, at, "\"$model\" name contains a NUL byte");
 		*out = spt_model(p->a, val->u.s);
+	} else if (key_is(key, "$bytes")) {
+		if (val->kind != SPT_STR || val->hint == SPT_HINT_NUMBER || val->n % 2)
+			return fail(p, at, "\"$bytes\" needs a string of hex digit pairs");
+		char *bytes = spt_arena_alloc(p->a, val->n / 2 + 1);
+		if (!bytes)
+			return nomem(p);
+		for (uint32_t i = 0; i < val->n; i += 2) {
+			int hi = hex_digit(val->u.s[i]), lo = hex_digit(val->u.s[i + 1]);
+			if (hi < 0 || lo < 0)
+				return fail(p, at, "\"$bytes\" needs a string of hex digit pairs");
+			bytes[i / 2] = (char)(hi << 4 | lo);
+		}
+		*out = spt_str(p->a, bytes, val->n / 2);
 	} else if (key_is(key, "$rec")) {
 		if (val->kind != SPT_REC && !(spt_is_fun(val) && val->n == 0))
 			return fail(p, at, "\"$rec\" needs an object");
@@ -640,10 +701,24 @@ void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_js
 		spt_buf_printf(b, "%lld", (long long)v->u.i);
 		break;
 	case SPT_STR:
-		if (v->hint == SPT_HINT_NUMBER)
+		if (v->hint == SPT_HINT_NUMBER) {
 			spt_buf_put(b, v->u.s, v->n);
-		else
+		} else if (utf8_ok(v->u.s, v->n)) {
 			spt_buf_json_str(b, v->u.s, v->n);
+		} else if (tagged) { /* bytes JSON text cannot hold: {"$bytes":"<hex>"} */
+			static const char hex[] = "0123456789abcdef";
+			spt_buf_puts(b, "{\"$bytes\":\"");
+			for (uint32_t i = 0; i < v->n; i++) {
+				unsigned char c = (unsigned char)v->u.s[i];
+				char h[2] = { hex[c >> 4], hex[c & 15] };
+				spt_buf_put(b, h, 2);
+			}
+			spt_buf_puts(b, "\"}");
+		} else {
+			if (loss)
+				loss->bytes++;
+			spt_buf_json_str(b, v->u.s, v->n);
+		}
 		break;
 	case SPT_MODEL:
 		if (v->n == 4 && !memcmp(v->u.s, "null", 4)) {
@@ -671,6 +746,23 @@ void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_js
 		write_items(b, v->u.elems, v->n, flags, loss);
 		break;
 	case SPT_REC: {
+		uint32_t bad_keys = 0;
+		for (uint32_t i = 0; i < v->n; i++)
+			bad_keys += !utf8_ok(v->u.fn.keys[i]->u.s, v->u.fn.keys[i]->n);
+		if (bad_keys && tagged) { /* keys JSON text cannot hold: as [key, value] pairs */
+			spt_buf_puts(b, "{\"$fun\":[");
+			for (uint32_t i = 0; i < v->n; i++) {
+				spt_buf_puts(b, i ? ",[" : "[");
+				spt_json_write(b, v->u.fn.keys[i], flags, loss);
+				spt_buf_putc(b, ',');
+				spt_json_write(b, v->u.fn.vals[i], flags, loss);
+				spt_buf_putc(b, ']');
+			}
+			spt_buf_puts(b, "]}");
+			break;
+		}
+		if (loss)
+			loss->bytes += bad_keys;
 		bool wrap = tagged && has_dollar_key(v);
 		spt_buf_puts(b, wrap ? "{\"$rec\":{" : "{");
 		for (uint32_t i = 0; i < v->n; i++) {

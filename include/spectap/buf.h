@@ -20,7 +20,10 @@ void spt_buf_put(struct spt_buf *b, const void *p, size_t n);
 void spt_buf_putc(struct spt_buf *b, char c);
 void spt_buf_puts(struct spt_buf *b, const char *s);
 void spt_buf_printf(struct spt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A JSON string literal, with quotes and escapes. */
+/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629), 0 when it is not one. */
+size_t spt_utf8_len(const unsigned char *s, size_t n);
+/* A JSON string literal, with quotes and escapes; a byte that is not UTF-8 (JSON text must be)
+ * is written as \u00XX, the code point of its value. */
 void spt_buf_json_str(struct spt_buf *b, const char *s, size_t n);
 
 #endif

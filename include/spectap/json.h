@@ -2,7 +2,9 @@
  * JSON <-> values. Objects become records, arrays sequences, integers 64-bit integers, other
  * numbers keep their text (SPT_HINT_NUMBER), null the model value `null`, as TLC's Json module
  * reads them. The tagged dialect, spectap's own, is lossless: {"$set":[...]},
- * {"$fun":[[k,v],...]}, {"$model":"m"} and {"$rec":{...}} (a record with a "$" key).
+ * {"$fun":[[k,v],...]}, {"$model":"m"}, {"$bytes":"<hex>"} (a string that is not UTF-8) and
+ * {"$rec":{...}} (a record with a "$" key). JSON text is UTF-8: the parser refuses a string
+ * that is not, with its offset.
  */
 #ifndef SPECTAP_JSON_H
 #define SPECTAP_JSON_H
@@ -31,6 +33,7 @@ struct spt_json_loss {
 	unsigned long sets;   /* written as arrays */
 	unsigned long funs;   /* functions with non-string keys written as [[k,v],...] */
 	unsigned long models; /* model values written as strings */
+	unsigned long bytes;  /* strings not UTF-8, their other bytes written as \u00XX */
 };
 
 void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_json_loss *loss);

@@ -102,4 +102,18 @@ printf -- '---- MODULE NoFile ----\nEXTENDS NoSuchModule\n====\n' >"$T/NoFile.tl
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --model "$T/NoFile.tla"
 check_contains "a missing module: where and which" "$T/e" "NoFile.tla:2:9: cannot read module NoSuchModule"
 check_contains "a missing module: the whole list of standard ones" "$T/e" "WellFoundedInduction, SequencesExtTheorems, FoldsTheorems, BagsTheorems)"
+
+# JSON text is UTF-8: a string that is not is refused where it stands, nothing written; a capture
+# string that is not UTF-8 survives spectap's own dialect ({"$bytes":hex}) and is counted by others.
+printf '{"event":{"node":"a","seq":1,"ts_ns":1,"kind":"x"}}\n{"event":{"node":"a","seq":2,"ts_ns":2,"kind":"k\303("}}\n' >"$T/u8.ndjson"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/u8.ndjson" -o "$T/u8.spt"
+check_contains "invalid UTF-8: file, line, column, byte" "$T/e" "u8.ndjson:2:49: invalid UTF-8 in a string (byte 0xc3)"
+check "invalid UTF-8: no output" test ! -e "$T/u8.spt"
+printf '{"event":{"node":"a","seq":1,"ts_ns":1,"kind":"x","args":{"raw":{"$bytes":"ff00c328"}}}}\n' >"$T/b.ndjson"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/b.ndjson" -o "$T/b.spt"
+"$SPECTAP" export --to json "$T/b.spt" 2>/dev/null | tail -n 1 >"$T/b2.ndjson"
+check_eq "bytes that are not UTF-8: kept by the json dialect" '{"$bytes":"ff00c328"}' "$(jq -c .event.args.raw "$T/b2.ndjson")"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" export --to sysmobench "$T/b.spt"
+check_contains "and counted by a dialect that cannot hold them" "$T/e" "strings that are not UTF-8 (their stray bytes written as \\u00XX): 1"
+check "and written as valid JSON" jq -e . "$T/o"
 finish
