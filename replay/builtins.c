@@ -201,7 +201,7 @@ const struct builtin builtins[] = {
 	{ "Bitwise", "|", 2, bi_bit_or },
 	{ "Bitwise", "^^", 2, bi_bit_xor },
 	{ "Bitwise", "shiftR", 2, bi_shift_r },
-	{ "VectorClocks", "IsCausalOrder", 2, NULL, 0, true, 0x2, NULL, "VectorClocks' IsCausalOrder is not implemented" },
+	{ "VectorClocks", "IsCausalOrder", 2, NULL, H(2, bi_is_causal_order) },
 	{ "VectorClocks", "CausalOrder", 4, NULL, 0, true, 0xe, NULL,
 	  "VectorClocks' CausalOrder (TLC's Java sort of a log by vector clocks) is not implemented" },
 	{ "UndirectedGraphs", "IsUndirectedGraph", 1, bi_is_undirected_graph },

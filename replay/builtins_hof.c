@@ -576,3 +576,68 @@ HBI(bi_is_sorted)
 		}
 	return bi_ret_bool(ev, at, "IsSorted", true, out);
 }
+
+/* VectorClocks' IsCausalOrder(log, clock(_)): every entry's clock, against each one before it
+ * (both filled with 0 over the union of their domains), happened after it or is concurrent with
+ * it, which is: some component of the earlier clock is less than the later one's. The clocks are
+ * evaluated where the module's definition first needs them (clock(log[i]), then clock(log[j]) for
+ * j < i), once each; their values must be integers. */
+struct vclock {
+	spt_val *c;
+	bool have;
+};
+
+static int vclock_of(struct ev *ev, const struct ast *at, const struct closure *op, struct bi_seq *s,
+		     struct vclock *vc, uint32_t k)
+{
+	if (vc[k].have)
+		return 0;
+	spt_val *c;
+	if (call1(ev, at, op, s->e[k], &c))
+		return EVAL_ERR;
+	if (!spt_is_fun(c))
+		return ev_fail(ev, at, "IsCausalOrder: the clock of entry %u is not a function: %s", k + 1, ev_show(ev, c));
+	for (uint32_t i = 0; i < c->n; i++)
+		if (spt_fun_val(c, i)->kind != SPT_INT)
+			return ev_fail(ev, at, "IsCausalOrder: the clock of entry %u has a value that is not an integer: %s",
+				       k + 1, ev_show(ev, spt_fun_val(c, i)));
+	vc[k].c = c;
+	vc[k].have = true;
+	return 0;
+}
+
+/* Whether some component of earlier (0 where undefined) is less than later's (0 likewise). */
+static bool some_less(spt_val *earlier, spt_val *later)
+{
+	struct spt_value tmp;
+	for (uint32_t i = 0; i < later->n; i++) {
+		spt_val *e = spt_fun_apply(earlier, spt_fun_key(later, i, &tmp));
+		if ((e ? e->u.i : 0) < spt_fun_val(later, i)->u.i)
+			return true;
+	}
+	for (uint32_t i = 0; i < earlier->n; i++)
+		if (spt_fun_val(earlier, i)->u.i < 0 && spt_fun_index(later, spt_fun_key(earlier, i, &tmp)) < 0)
+			return true; /* later's is 0 there */
+	return false;
+}
+
+HBI(bi_is_causal_order)
+{
+	(void)n;
+	struct bi_seq s;
+	if (bi_seq(ev, at, "IsCausalOrder", 1, args[0], &s) || arity(ev, at, "IsCausalOrder", ops[1], 1))
+		return EVAL_ERR;
+	struct vclock *vc = calloc(s.n ? s.n : 1, sizeof(*vc));
+	if (!vc)
+		return oom(ev, at, "IsCausalOrder");
+	bool ok = true;
+	int rc = 0;
+	for (uint32_t i = 0; ok && !rc && i < s.n; i++)
+		for (uint32_t j = 0; ok && j < i; j++) {
+			if ((rc = vclock_of(ev, at, ops[1], &s, vc, i)) || (rc = vclock_of(ev, at, ops[1], &s, vc, j)))
+				break;
+			ok = some_less(vc[j].c, vc[i].c);
+		}
+	free(vc);
+	return rc ? EVAL_ERR : bi_ret_bool(ev, at, "IsCausalOrder", ok, out);
+}

@@ -119,6 +119,6 @@ HBI_DECL(bi_fold_set); HBI_DECL(bi_reduce_set); HBI_DECL(bi_fold_function); HBI_
 HBI_DECL(bi_fold_function_on_set); HBI_DECL(bi_fold_left); HBI_DECL(bi_fold_right);
 HBI_DECL(bi_map_then_fold_set); HBI_DECL(bi_fold_bag); HBI_DECL(bi_quantify); HBI_DECL(bi_map_then_sum_set);
 HBI_DECL(bi_choose_unique); HBI_DECL(bi_restrict_domain); HBI_DECL(bi_restrict_values); HBI_DECL(bi_pointwise);
-HBI_DECL(bi_bag_of_all); HBI_DECL(bi_set_to_sort_seq); HBI_DECL(bi_is_sorted);
+HBI_DECL(bi_bag_of_all); HBI_DECL(bi_set_to_sort_seq); HBI_DECL(bi_is_sorted); HBI_DECL(bi_is_causal_order);
 
 #endif

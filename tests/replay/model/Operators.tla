@@ -4,7 +4,21 @@
 \* differ: the order in which folds combine, absolute indices of SelectInSubSeq). A wrong one
 \* is a false ASSUME: `spectap check --model` names its line.
 EXTENDS Integers, Sequences, SequencesExt, FiniteSets, FiniteSetsExt, Functions, Folds, Bags, BagsExt, TLC,
-        UndirectedGraphs, Bitwise, SVG
+        UndirectedGraphs, Bitwise, SVG, VectorClocks
+
+\* VectorClocks' IsCausalOrder: each entry happened after, or is concurrent with, every one before
+\* (clocks filled with 0 over the union of their domains).
+VC(l) == l.vc
+ASSUME IsCausalOrder(<< [vc |-> [a |-> 1]], [vc |-> [a |-> 2]], [vc |-> [a |-> 2, b |-> 1]] >>, VC)
+ASSUME ~IsCausalOrder(<< [vc |-> [a |-> 2]], [vc |-> [a |-> 1]] >>, VC)
+ASSUME IsCausalOrder(<< [vc |-> [a |-> 1, b |-> 0]], [vc |-> [a |-> 0, b |-> 1]] >>, VC)
+ASSUME ~IsCausalOrder(<< [vc |-> [a |-> 1]], [vc |-> [a |-> 1]] >>, VC)
+ASSUME IsCausalOrder(<< [vc |-> [a |-> 1]], [vc |-> [b |-> 1]] >>, VC)
+ASSUME ~IsCausalOrder(<< [vc |-> [a |-> 1]], [vc |-> [b |-> 0]] >>, VC)
+ASSUME IsCausalOrder(<< [vc |-> [a |-> -1]], [vc |-> [b |-> 0]] >>, VC)
+ASSUME IsCausalOrder(<< >>, VC) /\ IsCausalOrder(<< [vc |-> [a |-> 5]] >>, VC)
+ASSUME IsCausalOrder(<< (0 :> 1), (0 :> 1 @@ 1 :> 1), <<2, 1>> >>, LAMBDA c : c)
+ASSUME ~IsCausalOrder(<< <<1, 1>>, <<2, 2>>, <<1, 2>> >>, LAMBDA c : c)
 
 \* Sequences, SequencesExt
 ASSUME SelectSeq(<<1, 2, 3, 4>>, LAMBDA x : x % 2 = 0) = <<2, 4>>
