@@ -297,6 +297,22 @@ int rfc3339_to_ns(const char *s, uint64_t *ns)
 	return 0;
 }
 
+void ns_to_rfc3339(uint64_t ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09" PRIu64 "Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, ns % 1000000000u);
+}
+
+spt_val *rfc3339_text_to_keep(spt_val *text, uint64_t ns)
+{
+	char canon[48];
+	ns_to_rfc3339(ns, canon, sizeof(canon));
+	return text->n == strlen(canon) && !memcmp(text->u.s, canon, text->n) ? NULL : text;
+}
+
 static const char *keep_str(struct spt_import *im, const char *s)
 {
 	return s ? spt_arena_strndup(&im->keep, s, strlen(s)) : NULL;

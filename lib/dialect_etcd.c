@@ -68,7 +68,7 @@ static int import_ts(struct spt_import *im, spt_val *ts, uint64_t *ns, const cha
 		if (rfc3339_to_ns(ts->u.s, ns))
 			return dialect_fail(err, "\"ts\": \"%s\" is not an RFC 3339 time (2026-01-19T04:10:57.129Z)", ts->u.s);
 		*fmt = "rfc3339";
-		*text = ts;
+		*text = rfc3339_text_to_keep(ts, *ns); /* the text, unless the canonical one */
 		return 0;
 	}
 	if (ts->kind == SPT_STR && ts->hint != SPT_HINT_NUMBER) {
@@ -405,6 +405,11 @@ static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, 
 					spt_buf_printf(b, "\"%" PRIu64 "\"", ev->ts_ns);
 				else if (!strcmp(tsfmt, "rfc3339") && text && text->kind == SPT_STR)
 					spt_buf_json_str(b, text->u.s, text->n);
+				else if (!strcmp(tsfmt, "rfc3339")) {
+					char canon[48];
+					ns_to_rfc3339(ev->ts_ns, canon, sizeof(canon));
+					spt_buf_json_str(b, canon, strlen(canon));
+				}
 				else if (text && text->kind == SPT_STR)
 					spt_buf_put(b, text->u.s, text->n);
 				else

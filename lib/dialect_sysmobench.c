@@ -61,10 +61,12 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 			return dialect_fail(err, "out of memory");
 		for (uint32_t i = 0; i < obj->n; i++)
 			order[i] = (spt_val *)obj->u.fn.keys[obj->u.fn.order ? obj->u.fn.order[i] : i];
-		const char *names[] = { "_keys", "_ts_text" };
-		spt_val *vals[] = { spt_seq(a, order, obj->n), ts };
-		if (!vals[0] || !(ev->meta = rec_plus(a, rest, names, vals, rfc3339 ? 2 : 1)))
-			return dialect_fail(err, "the envelope has a field named \"_keys\" or \"_ts_text\"");
+		/* An RFC 3339 time: "_ts" says so, "_ts_text" keeps a text that is not the canonical one. */
+		spt_val *text = rfc3339 ? rfc3339_text_to_keep(ts, ev->ts_ns) : NULL;
+		const char *names[] = { "_keys", "_ts", "_ts_text" };
+		spt_val *vals[] = { spt_seq(a, order, obj->n), spt_cstr(a, "rfc3339"), text };
+		if (!vals[0] || !vals[1] || !(ev->meta = rec_plus(a, rest, names, vals, rfc3339 ? (text ? 3 : 2) : 1)))
+			return dialect_fail(err, "the envelope has a field named \"_keys\", \"_ts\" or \"_ts_text\"");
 	}
 	if (!(ev->kind = rec_str(e, "name")))
 		return dialect_fail(err, "event.name missing or not a string");
@@ -205,10 +207,16 @@ static int generic_event(struct spt_export *ex, const struct spt_event *ev, stru
 			spt_buf_json_str(b, k->u.s, k->n);
 			spt_buf_putc(b, ':');
 			if (!strcmp(k->u.s, "ts")) {
-				if (text && text->kind == SPT_STR)
+				const char *fmt = rec_str(ev->meta, "_ts");
+				if (text && text->kind == SPT_STR) {
 					spt_buf_json_str(b, text->u.s, text->n);
-				else
+				} else if (fmt && !strcmp(fmt, "rfc3339")) {
+					char canon[48];
+					ns_to_rfc3339(ev->ts_ns, canon, sizeof(canon));
+					spt_buf_json_str(b, canon, strlen(canon));
+				} else {
 					spt_buf_printf(b, "\"%" PRIu64 "\"", ev->ts_ns);
+				}
 			} else if (v) {
 				spt_json_write(b, v, 0, &loss);
 			} else {
