@@ -302,8 +302,18 @@ void ns_to_rfc3339(uint64_t ns, char *buf, size_t size)
 	time_t t = (time_t)(ns / 1000000000u);
 	struct tm tm;
 	gmtime_r(&t, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09" PRIu64 "Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, ns % 1000000000u);
+	char frac[16] = "";
+	uint64_t f = ns % 1000000000u;
+	if (f) { /* Go's RFC3339Nano: the fraction without its trailing zeros */
+		int digits = 9;
+		while (f % 10 == 0) {
+			f /= 10;
+			digits--;
+		}
+		snprintf(frac, sizeof(frac), ".%0*" PRIu64, digits, f);
+	}
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, frac);
 }
 
 spt_val *rfc3339_text_to_keep(spt_val *text, uint64_t ns)

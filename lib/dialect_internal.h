@@ -68,7 +68,8 @@ int import_set_header(struct spt_import *im, const struct spt_header *h);
 int import_config_line(struct spt_import *im, spt_val *line);
 /* "2026-01-19T04:10:57.129098176Z" (RFC 3339, any offset) -> ns since the epoch. */
 int rfc3339_to_ns(const char *s, uint64_t *ns);
-/* ns since the epoch as RFC 3339 the way Specula's corpora write it: nine digits, "Z". */
+/* ns since the epoch as RFC 3339 the way Specula's corpora write it (Go's RFC3339Nano: UTC,
+ * "Z", the fraction without trailing zeros). */
 void ns_to_rfc3339(uint64_t ns, char *buf, size_t size);
 /* An RFC 3339 time's text, or NULL when it is ns_to_rfc3339's (no need to keep it). */
 spt_val *rfc3339_text_to_keep(spt_val *text, uint64_t ns);

@@ -77,11 +77,35 @@ static struct node_prev *find_prev(struct node_prev **arr, size_t *n, size_t *ca
 		*cap = c;
 	}
 	struct node_prev *p = &(*arr)[(*n)++];
-	*p = (struct node_prev){ node, source, 0, 0, NULL };
+	*p = (struct node_prev){ node, source, 0, 0, NULL, NULL };
 	return p;
 }
 
 /* ---- encoder ---- */
+
+/* Equal, and written the same: records' fields in the same order, at every depth. */
+static bool same_text(spt_val *a, spt_val *b)
+{
+	if (!spt_value_eq(a, b))
+		return false;
+	if (a->kind == SPT_REC) {
+		if (!a->u.fn.order != !b->u.fn.order ||
+		    (a->u.fn.order && memcmp(a->u.fn.order, b->u.fn.order, a->n * sizeof(*a->u.fn.order))))
+			return false;
+		for (uint32_t i = 0; i < a->n; i++)
+			if (!same_text(a->u.fn.vals[i], b->u.fn.vals[i]))
+				return false;
+	} else if (a->kind == SPT_SEQ || a->kind == SPT_SET) {
+		for (uint32_t i = 0; i < a->n; i++)
+			if (!same_text(a->u.elems[i], b->u.elems[i]))
+				return false;
+	} else if (a->kind == SPT_FUN) {
+		for (uint32_t i = 0; i < a->n; i++)
+			if (!same_text(a->u.fn.keys[i], b->u.fn.keys[i]) || !same_text(a->u.fn.vals[i], b->u.fn.vals[i]))
+				return false;
+	}
+	return true;
+}
 
 void enc_init(struct encoder *e, struct spt_arena *a, struct spt_arena *strs, struct spt_buf *out)
 {
@@ -534,7 +558,14 @@ Spectap__Trace__Event *enc_event(struct encoder *e, const struct spt_event *ev, 
 		match = &pm;
 	if (ev->state && ev->state->n && !enc_state_delta(e, prev, match, ev->state, pe, &same))
 		pe->state = enc_fields(e, ev->state);
-	pe->meta = enc_fields(e, ev->meta);
+	if (ev->meta && ev->meta->n && p->meta && same_text(ev->meta, p->meta)) {
+		pe->meta_same = true; /* written once per node and chunk */
+	} else {
+		pe->meta = enc_fields(e, ev->meta);
+		if (!(p->meta = ev->meta && ev->meta->n ? spt_value_clone(e->strs, ev->meta) : NULL) && ev->meta &&
+		    ev->meta->n)
+			e->oom = true;
+	}
 	p->seq = ev->seq;
 	p->lamport = ev->lamport;
 	/* The caller's values die after the call: keep a copy for the next delta. */
@@ -915,6 +946,13 @@ int dec_event(struct decoder *d, const Spectap__Trace__Event *pe, uint64_t ts_ba
 		return rc;
 	if (pe->n_state_seq && !pe->state_delta)
 		return -EBADMSG;
+	if (pe->meta_same) {
+		if (pe->meta || !p->meta)
+			return -EBADMSG; /* meta twice, or no earlier meta to repeat */
+		ev->meta = p->meta;
+	} else {
+		p->meta = ev->meta;
+	}
 	if (pe->state_delta && (rc = apply_state_delta(d, p->state, pe, &ev->state)))
 		return rc;
 	p->seq = ev->seq;

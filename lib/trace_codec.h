@@ -30,6 +30,7 @@ struct node_prev {
 	uint32_t node, source; /* string ids */
 	uint64_t seq, lamport;
 	spt_val *state;
+	spt_val *meta; /* the previous event's meta (the same for every event of a corpus, often) */
 };
 
 struct encoder {

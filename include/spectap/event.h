@@ -9,8 +9,8 @@
 #include "spectap/value.h"
 
 /* The version this spectap writes; it reads every version from SPT_FORMAT_VERSION_MIN up.
- * 2: sequence edits (SeqEdit) in state deltas. */
-#define SPT_FORMAT_VERSION 2
+ * 2: sequence edits (SeqEdit) in state deltas; 3: meta_same (an event's meta repeats its node's last). */
+#define SPT_FORMAT_VERSION 3
 #define SPT_FORMAT_VERSION_MIN 1
 
 enum spt_msg_dir {

@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "gen_event.h"
+#include "spectap/json.h"
 #include "spectap/trace.h"
 
 static char tmpdir[64];
@@ -904,6 +905,70 @@ static void test_seq_edits(void)
 	spt_arena_fini(&a);
 }
 
+/* An event's meta as JSON, fields in the order they are kept (malloc'd). */
+static char *meta_text(spt_val *m)
+{
+	struct spt_buf b = { 0 };
+	if (m)
+		spt_json_write(&b, m, SPT_JSON_TAGGED, NULL);
+	char *t = strndup(b.p ? b.p : "", b.len);
+	spt_buf_free(&b);
+	return t;
+}
+
+/* An event whose meta is its node's last one is written once per node and chunk (meta_same),
+ * and reads back the same, field order included; a change, another order, none, or a new chunk
+ * writes it again. */
+static void test_meta_repeats(void)
+{
+	enum { N = 3000 };
+	char path[160];
+	tmp_path(path, sizeof(path), "meta.spt");
+	struct spt_arena a;
+	spt_arena_init(&a);
+	static const char *const texts[] = { "{\"_keys\":[\"ts\",\"tag\",\"event\"],\"scenario\":\"basic\",\"tag\":\"trace\"}",
+					     "{\"scenario\":\"basic\",\"_keys\":[\"ts\",\"tag\",\"event\"],\"tag\":\"trace\"}",
+					     "{\"_keys\":[\"ts\",\"event\"],\"scenario\":\"other\"}" };
+	spt_val *metas[3];
+	for (int k = 0; k < 3; k++) {
+		struct spt_json_error err;
+		CHECK(spt_json_parse(&a, texts[k], strlen(texts[k]), SPT_JSON_TAGGED, &metas[k], &err) == 0);
+	}
+	static struct spt_event evs[N];
+	for (size_t i = 0; i < N; i++) {
+		/* n1: always the first; n2: runs of each of the three (two differ only in order), and none */
+		spt_val *m = i % 2 == 0 ? metas[0] : (i / 20) % 4 == 3 ? NULL : metas[(i / 20) % 4];
+		evs[i] = (struct spt_event){ i % 2 ? "n2" : "n1", "s", i / 2 + 1, i, i + 1, 0, "k", NULL, NULL, NULL, m };
+	}
+	long with = write_logs(path, evs, N);
+	CHECKF(with > 0, "writing %s", path);
+	struct spt_reader *r;
+	struct spt_diag d = { "" };
+	int rc = spt_reader_open(path, &r, &d);
+	CHECKF(rc == 0, "%s", d.msg);
+	if (!rc) {
+		const struct spt_event *ev;
+		size_t n = 0, bad = 0;
+		while ((rc = spt_reader_next(r, &ev)) == 1) {
+			char *got = meta_text(ev->meta), *want = meta_text(evs[n].meta);
+			bad += n >= N || strcmp(got, want) || !event_eq(ev, &evs[n]);
+			free(got);
+			free(want);
+			n++;
+		}
+		CHECKF(rc == 0 && n == N && bad == 0, "%zu events, %zu read back otherwise", n, bad);
+		/* and when read from the middle, by seeking */
+		CHECK(spt_reader_seek_event(r, N / 2 + 1) == 0 && spt_reader_next(r, &ev) == 1);
+		char *got = meta_text(ev->meta), *want = meta_text(evs[N / 2 + 1].meta);
+		CHECKF(!strcmp(got, want), "after a seek: %s, want %s", got, want);
+		free(got);
+		free(want);
+		spt_reader_close(r);
+	}
+	unlink(path);
+	spt_arena_fini(&a);
+}
+
 /* Events read from path; -1 when it does not open. */
 static long count_events(const char *path)
 {
@@ -1223,6 +1288,7 @@ int main(void)
 	TIMED(RUN(test_crash));
 	TIMED(RUN(test_odd_events));
 	TIMED(RUN(test_seq_edits));
+	TIMED(RUN(test_meta_repeats));
 	TIMED(RUN(test_errors));
 	rmdir(tmpdir);
 	TEST_MAIN_END("test_trace");
