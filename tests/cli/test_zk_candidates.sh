@@ -43,7 +43,7 @@ check_all() {
 			o="$T/$2-$(basename "$t" .spt)-$m.json"
 			run_status 0 "$o" "$T/e" "$SPECTAP" check --spec "$1" --map "$D/$m.tla" "$t" --json --max-failures 1000000 --allow-empty
 			jq -c --arg m "$m" --arg t "$(basename "$t" .spt)" '.actions | to_entries[] | .key as $a |
-				.value.failures[] | {map: $m, trace: $t, action: $a, window_id, enabled, differs}' "$o" >>"$T/$2.fail"
+				.value.failures[] | {map: $m, trace: $t, action: $a, window_id, enabled, differs, actor, events}' "$o" >>"$T/$2.fail"
 			cat "$o" >>"$T/$2.all"
 		done
 	done
@@ -57,7 +57,13 @@ all_name() {
 
 # The faithful spec: every window passes.
 check_all "$D/ZkFle.tla" faithful
-while read -r f; do bad "faithful spec: window fails: $f"; done <"$T/faithful.fail"
+while read -r f; do
+	bad "faithful spec: window fails: $f"
+	# What the code did there, so that a capture that cannot be made again can still be read.
+	first=$(echo "$f" | jq '.events[0]') last=$(echo "$f" | jq '.events[1]')
+	"$SPECTAP" dump "$T/$(echo "$f" | jq -r .trace).spt" --from "$((first > 5 ? first - 5 : 0))" \
+		--count "$((last - first + 8))" 2>&1 | sed 's/^/      /' >&2
+done <"$T/faithful.fail"
 check_eq "the faithful spec passes every window" 0 "$(fails_in faithful)"
 check "the captures took the higher-epoch path" \
 	[ "$(jq -s '[.[].actions.HandleHigherEpoch.windows // 0] | add' "$T/faithful.all")" -gt 0 ]
