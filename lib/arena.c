@@ -20,6 +20,7 @@ void spt_arena_init(struct spt_arena *a)
 	a->spare = NULL;
 	a->bytes = 0;
 	a->tag = 0;
+	a->rewinds = 0;
 }
 
 static void free_chain(struct spt_arena_block *b)
@@ -51,6 +52,7 @@ void spt_arena_reset(struct spt_arena *a)
 	}
 	a->cur = a->end = NULL;
 	a->bytes = 0;
+	a->rewinds++;
 }
 
 void spt_arena_rewind(struct spt_arena *a, struct spt_arena_mark m)
@@ -64,6 +66,7 @@ void spt_arena_rewind(struct spt_arena *a, struct spt_arena_mark m)
 	a->cur = m.cur;
 	a->end = m.end;
 	a->bytes = m.bytes;
+	a->rewinds++;
 }
 
 void spt_arena_trim(struct spt_arena *a, size_t keep)

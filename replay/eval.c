@@ -592,8 +592,26 @@ static int name(struct interp *in, struct ctx c, const struct ast *e, spt_val **
 			return ev_fail(&in->ev, e, "internal: %s has no frame here", e->name);
 		if (cell->op && cell->op->expr) /* an argument bound unevaluated */
 			return eval(in, (struct ctx){ cell->op->env, NULL, cell->op->primed || c.primed }, cell->op->expr, out);
-		if (cell->op)
-			return call_closure(in, c, e, cell->op, out);
+		if (cell->op) {
+			/* A LET definition without parameters is evaluated once per evaluation of its
+			 * LET, as TLC's LazyValue: where it reads no primed variable, outside primes and
+			 * Init, and nothing was rewound since (its value could be gone). */
+			const struct opdef *d = cell->op->def;
+			bool once = d && d->nested && !d->n_params && !d->n_fbounds && !cell->op->bi && d->level <= 1 &&
+				    !d->impure && !d->run_state && !c.primed && (!in->init_mode || d->level == 0) &&
+				    !in->no_memo && !e->n;
+			if (once && cell->v && cell->epoch == A(in)->rewinds) {
+				*out = cell->v;
+				return 0;
+			}
+			if (call_closure(in, c, e, cell->op, out))
+				return EVAL_ERR;
+			if (once) {
+				cell->v = *out;
+				cell->epoch = A(in)->rewinds;
+			}
+			return 0;
+		}
 		if (!cell->v)
 			return ev_fail(&in->ev, e, "internal: %s is not bound here", e->name);
 		*out = cell->v;

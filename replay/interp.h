@@ -15,8 +15,9 @@
 
 /* One cell of a frame: a value, or an operator (a parameter F(_), a LET definition, a LAMBDA). */
 struct cell {
-	spt_val *v;
+	spt_val *v;               /* with op, a LET definition's value once evaluated (see epoch) */
 	const struct closure *op;
+	uint32_t epoch;           /* the arena's rewinds when v was cached: valid while unchanged */
 };
 
 /* The cells of one definition's evaluation; nested definitions see their maker's frame. */

@@ -3,6 +3,7 @@
 #define SPECTAP_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct spt_arena_block;
 
@@ -12,6 +13,8 @@ struct spt_arena {
 	struct spt_arena_block *spare;  /* blocks kept by reset for reuse */
 	size_t bytes;                   /* bytes in the blocks in use (head's chain) */
 	unsigned char tag;              /* copied into the values built here (spt_value.gen) */
+	uint32_t rewinds;               /* rewinds and resets so far: what was allocated before the
+					 * last one may be gone (a cache checks it has not moved) */
 };
 
 /* A position to come back to: everything allocated after it is given back at once. */
