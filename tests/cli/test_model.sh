@@ -135,6 +135,27 @@ check_eq "a wrong value is caught, by its line ($wrong_line)" "line $wrong_line,
 model Grow Grow 0 ok 13 8 4 --workers 2
 model Bounded Bounded 0 ok 6 5 5 --workers 2
 
+# A LET definition without parameters is evaluated once per evaluation of its LET, as TLC's
+# LazyValue: D(40) below doubles a LET value 40 times (2^40 evaluations if each reference
+# evaluated it again: --timeout turns that into a failure). One that reads a primed variable is
+# evaluated where it is used: both successors are found.
+cat >"$T/Let.tla" <<'TLA'
+---- MODULE Let ----
+EXTENDS Naturals
+VARIABLE x
+RECURSIVE D(_)
+D(k) == LET a == IF k = 0 THEN 1 ELSE D(k - 1) IN a + a
+Init == x = 0
+Next == \/ x = 0 /\ x' = D(40)
+        \/ x = 0 /\ LET b == x' + 1 IN \E v \in {5, 6} : x' = v /\ b = v + 1
+====
+TLA
+printf 'INIT Init\nNEXT Next\n' >"$T/Let.cfg"
+run_status 11 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Let.tla" --cfg "$T/Let.cfg" --json --timeout 60
+check_eq "LET: evaluated once per LET, not per reference (D(40) = 2^41)" "2199023255552" \
+	"$(jq -r '.trace[-1].state.x' "$T/out.json")"
+check_eq "LET with a prime: evaluated where used (x = 0, D(40), 5, 6)" 4 "$(jq -r .distinct "$T/out.json")"
+
 # Usage and load errors.
 run_status 2 "$T/out" "$T/err" "$SPECTAP" check --model "$M/Flips.tla" --spec "$M/Flips.tla"
 run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Flips.tla" --cfg "$M/Counter.cfg" --json
