@@ -41,14 +41,13 @@ static int nomem(struct parser *p)
 	return -ENOMEM;
 }
 
-static void skip_ws(struct parser *p)
+static inline void skip_ws(struct parser *p)
 {
-	while (p->pos < p->len) {
-		char c = p->s[p->pos];
-		if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-			break;
-		p->pos++;
-	}
+	const char *s = p->s;
+	size_t i = p->pos, len = p->len;
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	p->pos = i;
 }
 
 static int parse_value(struct parser *p, spt_val **out);
@@ -104,22 +103,20 @@ static void put_utf8(struct spt_buf *b, unsigned cp)
 
 /* Past the string's characters from i that need no decoding (no escape, no control character,
  * well-formed UTF-8): at its closing quote when the whole string is such. */
-static size_t scan_plain(const struct parser *p, size_t i)
+static inline size_t scan_plain(const struct parser *p, size_t i)
 {
-	while (i < p->len) {
-		unsigned char c = (unsigned char)p->s[i];
-		if (c == '"' || c == '\\' || c < 0x20)
-			break;
-		if (c < 0x80) {
+	const unsigned char *s = (const unsigned char *)p->s;
+	size_t len = p->len;
+	for (;;) {
+		while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
 			i++;
-			continue;
-		}
-		size_t u = spt_utf8_len((const unsigned char *)p->s + i, p->len - i);
+		if (i >= len || s[i] < 0x80)
+			return i;
+		size_t u = spt_utf8_len(s + i, len - i);
 		if (!u)
-			break;
+			return i;
 		i += u;
 	}
-	return i;
 }
 
 /* Parses a string at p->pos (at the quote). Result is NUL-terminated in the arena. */
@@ -341,7 +338,13 @@ static int vec_push(struct parser *p, struct valvec *vv, spt_val *x)
 static spt_val *str_value(struct parser *p, const char *s, size_t n)
 {
 	uint64_t w = 0, z = 0;
-	memcpy(&w, s, n < 8 ? n : 8);
+	if (s + 8 <= p->s + p->len) { /* one load, the bytes past the string masked off */
+		memcpy(&w, s, 8);
+		if (n < 8)
+			w &= n ? ~0ULL >> (64 - 8 * n) : 0;
+	} else {
+		memcpy(&w, s, n < 8 ? n : 8);
+	}
 	if (n > 8)
 		memcpy(&z, s + n - 8, 8);
 	uint64_t h = (w * 0x9e3779b97f4a7c15ULL) ^ (z * 0xc2b2ae3d27d4eb4fULL) ^ (n * 0x165667b19e3779f9ULL);
