@@ -426,10 +426,11 @@ static spt_val *make_fun(struct spt_arena *a, spt_val *const *keys, spt_val *con
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		p[i] = (struct kv){ keys[i], vals[i], (uint32_t)i };
-	if (!sorted_unique(keys, n))
+	bool sorted = sorted_unique(keys, n); /* strictly increasing: no duplicate either */
+	if (!sorted)
 		qsort(p, n, sizeof(*p), cmp_kv);
 	spt_val *r = NULL;
-	for (size_t i = 1; i < n; i++) {
+	for (size_t i = 1; !sorted && i < n; i++) {
 		if (spt_value_eq(p[i - 1].k, p[i].k)) {
 			if (dup)
 				*dup = true;
