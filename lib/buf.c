@@ -103,6 +103,17 @@ size_t spt_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+bool spt_utf8_valid(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t u = (unsigned char)s[i] < 0x80 ? 1 : spt_utf8_len((const unsigned char *)s + i, n - i);
+		if (!u)
+			return false;
+		i += u;
+	}
+	return true;
+}
+
 void spt_buf_json_str(struct spt_buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";

@@ -316,6 +316,13 @@ void ns_to_rfc3339(uint64_t ns, char *buf, size_t size)
 		 tm.tm_min, tm.tm_sec, frac);
 }
 
+void put_rfc3339(struct spt_buf *b, uint64_t ns)
+{
+	char canon[48];
+	ns_to_rfc3339(ns, canon, sizeof(canon));
+	spt_buf_json_str(b, canon, strlen(canon));
+}
+
 spt_val *rfc3339_text_to_keep(spt_val *text, uint64_t ns)
 {
 	char canon[48];

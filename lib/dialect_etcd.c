@@ -405,11 +405,8 @@ static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, 
 					spt_buf_printf(b, "\"%" PRIu64 "\"", ev->ts_ns);
 				else if (!strcmp(tsfmt, "rfc3339") && text && text->kind == SPT_STR)
 					spt_buf_json_str(b, text->u.s, text->n);
-				else if (!strcmp(tsfmt, "rfc3339")) {
-					char canon[48];
-					ns_to_rfc3339(ev->ts_ns, canon, sizeof(canon));
-					spt_buf_json_str(b, canon, strlen(canon));
-				}
+				else if (!strcmp(tsfmt, "rfc3339"))
+					put_rfc3339(b, ev->ts_ns);
 				else if (text && text->kind == SPT_STR)
 					spt_buf_put(b, text->u.s, text->n);
 				else

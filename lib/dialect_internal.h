@@ -71,6 +71,8 @@ int rfc3339_to_ns(const char *s, uint64_t *ns);
 /* ns since the epoch as RFC 3339 the way Specula's corpora write it (Go's RFC3339Nano: UTC,
  * "Z", the fraction without trailing zeros). */
 void ns_to_rfc3339(uint64_t ns, char *buf, size_t size);
+/* That text as a JSON string. */
+void put_rfc3339(struct spt_buf *b, uint64_t ns);
 /* An RFC 3339 time's text, or NULL when it is ns_to_rfc3339's (no need to keep it). */
 spt_val *rfc3339_text_to_keep(spt_val *text, uint64_t ns);
 /* Whether a header may come now: before any other header and any event (false: it may not). */

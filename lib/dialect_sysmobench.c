@@ -211,9 +211,7 @@ static int generic_event(struct spt_export *ex, const struct spt_event *ev, stru
 				if (text && text->kind == SPT_STR) {
 					spt_buf_json_str(b, text->u.s, text->n);
 				} else if (fmt && !strcmp(fmt, "rfc3339")) {
-					char canon[48];
-					ns_to_rfc3339(ev->ts_ns, canon, sizeof(canon));
-					spt_buf_json_str(b, canon, strlen(canon));
+					put_rfc3339(b, ev->ts_ns);
 				} else {
 					spt_buf_printf(b, "\"%" PRIu64 "\"", ev->ts_ns);
 				}

@@ -54,22 +54,21 @@ static int parse_value(struct parser *p, spt_val **out);
 static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain);
 static spt_val *str_value(struct parser *p, const char *s, size_t n);
 
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 static int hex4(struct parser *p, size_t at, unsigned *out)
 {
 	if (p->len - at < 4)
 		return fail(p, at, "truncated \\u escape");
 	unsigned v = 0;
 	for (int i = 0; i < 4; i++) {
-		char c = p->s[at + i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned)(c - 'A' + 10);
-		else
+		int d = hex_digit(p->s[at + i]);
+		if (d < 0)
 			return fail(p, at + i, "bad hex digit in \\u escape");
+		v = v << 4 | (unsigned)d;
 	}
 	*out = v;
 	return 0;
@@ -387,27 +386,6 @@ static bool key_is(spt_val *key, const char *tag)
 	return key->n == strlen(tag) && !memcmp(key->u.s, tag, key->n);
 }
 
-/* Whether s[0..n) is UTF-8 throughout. */
-static bool utf8_ok(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t u = spt_utf8_len((const unsigned char *)s + i, n - i);
-		if (!u)
-			return false;
-		i += u;
-	}
-	return true;
-}
-
-static int hex_digit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
 
 /* Decodes the tagged dialect's one-key objects; *done is false for a plain record. */
 
@@ -681,6 +659,20 @@ static bool has_dollar_key(spt_val *r)
 	return false;
 }
 
+/* A function's [[key, value], ...]. */
+static void write_pairs(struct spt_buf *b, spt_val *f, unsigned flags, struct spt_json_loss *loss)
+{
+	spt_buf_putc(b, '[');
+	for (uint32_t i = 0; i < f->n; i++) {
+		spt_buf_puts(b, i ? ",[" : "[");
+		spt_json_write(b, f->u.fn.keys[i], flags, loss);
+		spt_buf_putc(b, ',');
+		spt_json_write(b, f->u.fn.vals[i], flags, loss);
+		spt_buf_putc(b, ']');
+	}
+	spt_buf_putc(b, ']');
+}
+
 static void write_items(struct spt_buf *b, spt_val *const *e, uint32_t n, unsigned flags,
 			struct spt_json_loss *loss)
 {
@@ -706,7 +698,7 @@ void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_js
 	case SPT_STR:
 		if (v->hint == SPT_HINT_NUMBER) {
 			spt_buf_put(b, v->u.s, v->n);
-		} else if (utf8_ok(v->u.s, v->n)) {
+		} else if (spt_utf8_valid(v->u.s, v->n)) {
 			spt_buf_json_str(b, v->u.s, v->n);
 		} else if (tagged) { /* bytes JSON text cannot hold: {"$bytes":"<hex>"} */
 			static const char hex[] = "0123456789abcdef";
@@ -751,17 +743,11 @@ void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_js
 	case SPT_REC: {
 		uint32_t bad_keys = 0;
 		for (uint32_t i = 0; i < v->n; i++)
-			bad_keys += !utf8_ok(v->u.fn.keys[i]->u.s, v->u.fn.keys[i]->n);
+			bad_keys += !spt_utf8_valid(v->u.fn.keys[i]->u.s, v->u.fn.keys[i]->n);
 		if (bad_keys && tagged) { /* keys JSON text cannot hold: as [key, value] pairs */
-			spt_buf_puts(b, "{\"$fun\":[");
-			for (uint32_t i = 0; i < v->n; i++) {
-				spt_buf_puts(b, i ? ",[" : "[");
-				spt_json_write(b, v->u.fn.keys[i], flags, loss);
-				spt_buf_putc(b, ',');
-				spt_json_write(b, v->u.fn.vals[i], flags, loss);
-				spt_buf_putc(b, ']');
-			}
-			spt_buf_puts(b, "]}");
+			spt_buf_puts(b, "{\"$fun\":");
+			write_pairs(b, v, flags, loss);
+			spt_buf_putc(b, '}');
 			break;
 		}
 		if (loss)
@@ -786,15 +772,7 @@ void spt_json_write(struct spt_buf *b, spt_val *v, unsigned flags, struct spt_js
 			spt_buf_puts(b, "{\"$fun\":");
 		else if (loss && v->n)
 			loss->funs++;
-		spt_buf_putc(b, '[');
-		for (uint32_t i = 0; i < v->n; i++) {
-			spt_buf_puts(b, i ? ",[" : "[");
-			spt_json_write(b, v->u.fn.keys[i], flags, loss);
-			spt_buf_putc(b, ',');
-			spt_json_write(b, v->u.fn.vals[i], flags, loss);
-			spt_buf_putc(b, ']');
-		}
-		spt_buf_putc(b, ']');
+		write_pairs(b, v, flags, loss);
 		if (tagged)
 			spt_buf_putc(b, '}');
 		break;

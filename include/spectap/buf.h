@@ -22,6 +22,8 @@ void spt_buf_puts(struct spt_buf *b, const char *s);
 void spt_buf_printf(struct spt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629), 0 when it is not one. */
 size_t spt_utf8_len(const unsigned char *s, size_t n);
+/* Whether s[0..n) is UTF-8 throughout. */
+bool spt_utf8_valid(const char *s, size_t n);
 /* A JSON string literal, with quotes and escapes; a byte that is not UTF-8 (JSON text must be)
  * is written as \u00XX, the code point of its value. */
 void spt_buf_json_str(struct spt_buf *b, const char *s, size_t n);

@@ -99,12 +99,27 @@ static int step(const struct cbin *c, struct walk *w, bool arrow, const char *co
 	return 0;
 }
 
+/* The pointer the walk holds points to a `cast` (the type named in "(cast *)"). */
+static int take_as(const struct cbin *c, struct walk *w, const char *cast, char *errbuf)
+{
+	struct cbin_type t;
+	Dwarf_Die d;
+	int ret = cbin_type_find(c, cast, &t, errbuf);
+
+	if (ret)
+		return ret;
+	if (!dwarf_offdie(c->dw, t.id, &d))
+		return -EINVAL;
+	w->type = d;
+	w->pointee_cast = true;
+	return 0;
+}
+
 /* Starts the walk at name (a parameter, or "return"), optionally cast to "type *". */
 static int start(const struct cbin *c, const struct cbin_func *f, struct walk *w, const char *name,
 		 const char *cast, int stash_slot, char *errbuf)
 {
 	const struct cbin_param *p = NULL;
-	Dwarf_Die d;
 	uint64_t id;
 
 	if (strcmp(name, "return") == 0) {
@@ -144,18 +159,7 @@ static int start(const struct cbin *c, const struct cbin_func *f, struct walk *w
 	}
 	if (!id || !dwarf_offdie(c->dw, id, &w->type))
 		return bad(c, w, errbuf, -EINVAL, "has type void");
-	if (cast) {
-		struct cbin_type t;
-		int ret = cbin_type_find(c, cast, &t, errbuf);
-
-		if (ret)
-			return ret;
-		if (!dwarf_offdie(c->dw, t.id, &d))
-			return -EINVAL;
-		w->type = d;
-		w->pointee_cast = true;
-	}
-	return 0;
+	return cast ? take_as(c, w, cast, errbuf) : 0;
 }
 
 /* Sets the read's kind from where the walk ended. */
@@ -244,19 +248,11 @@ static int walk_steps(const struct cbin *c, struct walk *w, const char *s, char 
 /* The pointer the walk has reached taken as a "type *" (a void * field, say). */
 static int cast_here(const struct cbin *c, struct walk *w, const char *cast, char *errbuf)
 {
-	struct cbin_type t;
-	Dwarf_Die p, d;
-	int ret;
+	Dwarf_Die p;
 
 	if (w->pointee_cast || !cbin_peel(&w->type, &p) || dwarf_tag(&p) != DW_TAG_pointer_type)
 		return bad(c, w, errbuf, -EINVAL, "casts something that is not a pointer");
-	if ((ret = cbin_type_find(c, cast, &t, errbuf)))
-		return ret;
-	if (!dwarf_offdie(c->dw, t.id, &d))
-		return -EINVAL;
-	w->type = d;
-	w->pointee_cast = true;
-	return 0;
+	return take_as(c, w, cast, errbuf);
 }
 
 int cbin_read(const struct cbin *c, const struct cbin_func *f, const char *expr, int stash_slot,

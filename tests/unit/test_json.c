@@ -544,22 +544,11 @@ static void test_tagged_write(void)
 }
 
 /* Counts what a plain write loses, the slow way. */
-static bool valid_utf8(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		size_t u = (unsigned char)s[i] < 0x80 ? 1 : spt_utf8_len((const unsigned char *)s + i, n - i);
-		if (!u)
-			return false;
-		i += u;
-	}
-	return true;
-}
-
 static void expect_loss(spt_val *v, struct spt_json_loss *l)
 {
 	switch (v->kind) {
 	case SPT_STR:
-		if (v->hint != SPT_HINT_NUMBER && !valid_utf8(v->u.s, v->n))
+		if (v->hint != SPT_HINT_NUMBER && !spt_utf8_valid(v->u.s, v->n))
 			l->bytes++;
 		break;
 	case SPT_MODEL:
