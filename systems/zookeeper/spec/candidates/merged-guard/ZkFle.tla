@@ -87,16 +87,23 @@ TOP(newId, newZxid, newEpoch, curId, curZxid, curEpoch) ==
 \* n (a vote or notification's fields) better than i's proposal
 Better(n, i) == TOP(n.leader, n.zxid, n.peerEpoch, proposedLeader[i], proposedZxid[i], proposedEpoch[i])
 
-\* Vote.equals: all four numbers when either is LOOKING, else the leader and peerEpoch
-\* (both votes of a non-LOOKING comparison come from notifications, version > 0).
-VoteEq(a, b) ==
+\* Vote.equals(a, b) (Vote.java 107): all four numbers when either is LOOKING; else the leader
+\* alone when exactly one of the two has a format version > 0x0 (a peer without ZOOKEEPER-1732),
+\* else the leader and peerEpoch. Which votes have a version: recvset's are built by the
+\* constructors without one (lines 1042, 1151: version 0x0), outofelection's (1168) and the
+\* tracker votes of a notification (1152, 1169) carry the notification's (0x2 from a 3.8 peer).
+\* So a learner's vote in recvset matches a learner's notification on the leader alone.
+VoteEq(a, aVersioned, b, bVersioned) ==
     IF a.state = LOOKING \/ b.state = LOOKING
     THEN a.leader = b.leader /\ a.zxid = b.zxid /\ a.electionEpoch = b.electionEpoch
          /\ a.peerEpoch = b.peerEpoch
+    ELSE IF aVersioned # bVersioned THEN a.leader = b.leader
     ELSE a.leader = b.leader /\ a.peerEpoch = b.peerEpoch
 
-\* getVoteTracker(votes, v).hasAllQuorums()
-HasQuorum(votes, v) == IsQuorum({s \in DOMAIN votes : VoteEq(votes[s], v)})
+\* getVoteTracker(votes, v).hasAllQuorums(), for a map whose votes are (not) versioned and a
+\* tracker vote v that is (not) versioned.
+HasQuorum(votes, versioned, v, vVersioned) ==
+    IsQuorum({s \in DOMAIN votes : VoteEq(votes[s], versioned, v, vVersioned)})
 
 \* checkLeader(votes, leader, electionEpoch) of server i
 CheckLeader(i, votes, l, ee) ==
@@ -105,9 +112,9 @@ CheckLeader(i, votes, l, ee) ==
 
 \* receivedFollowingNotification's quorum on a map (recvset or outofelection), for a vote
 \* v put into it from a notification of a FOLLOWING or LEADING server.
-LearnerQuorum(i, votes, v) ==
+LearnerQuorum(i, votes, versioned, v) ==
     /\ v.state \in {FOLLOWING, LEADING}
-    /\ HasQuorum(votes, v)
+    /\ HasQuorum(votes, versioned, v, TRUE)
     /\ CheckLeader(i, votes, v.leader, v.electionEpoch)
 
 \* What lets lookForLeader end with `l` as the leader: the proposal has a quorum in recvset
@@ -115,11 +122,11 @@ LearnerQuorum(i, votes, v) ==
 \* recvset (line 1153, same election epoch) or in outofelection (line 1171, whose
 \* logicalclock.set comes first).
 EndsWith(i, l) ==
-    \/ proposedLeader[i] = l /\ HasQuorum(recvset[i], ProposalVote(i))
+    \/ proposedLeader[i] = l /\ HasQuorum(recvset[i], FALSE, ProposalVote(i), FALSE)
     \/ \E v \in Range(recvset[i]) :
-           v.leader = l /\ v.electionEpoch = logicalclock[i] /\ LearnerQuorum(i, recvset[i], v)
+           v.leader = l /\ v.electionEpoch = logicalclock[i] /\ LearnerQuorum(i, recvset[i], FALSE, v)
     \/ \E v \in Range(outofelection[i]) :
-           v.leader = l /\ v.electionEpoch = logicalclock[i] /\ LearnerQuorum(i, outofelection[i], v)
+           v.leader = l /\ v.electionEpoch = logicalclock[i] /\ LearnerQuorum(i, outofelection[i], TRUE, v)
 
 (***************************************************************************)
 (* The network: a bag of messages.                                         *)
@@ -325,20 +332,20 @@ PutVote(i, s, v) ==
 \* Line 1046: the proposal has a quorum in recvset: the finalize wait begins.
 QuorumReached(i) ==
     /\ state[i] = LOOKING
-    /\ HasQuorum(recvset[i], ProposalVote(i))
+    /\ HasQuorum(recvset[i], FALSE, ProposalVote(i), FALSE)
     /\ UNCHANGED vars
 
 \* Lines 1049-1051: polled in the finalize wait: a vote not better is dropped, a better
 \* one is put back into the queue (and handled again).
 FinalizeDiscard(i, from, n) ==
     /\ state[i] = LOOKING
-    /\ HasQuorum(recvset[i], ProposalVote(i))
+    /\ HasQuorum(recvset[i], FALSE, ProposalVote(i), FALSE)
     /\ ~Better(n, i)
     /\ UNCHANGED vars
 
 FinalizeRequeue(i, from, n) ==
     /\ state[i] = LOOKING
-    /\ HasQuorum(recvset[i], ProposalVote(i))
+    /\ HasQuorum(recvset[i], FALSE, ProposalVote(i), FALSE)
     /\ Better(n, i)
     /\ UNCHANGED vars
 
@@ -373,7 +380,7 @@ PutOutOfElection(i, s, v) ==
 JoinOutOfElection(i, e) ==
     /\ state[i] = LOOKING
     /\ \E v \in Range(outofelection[i]) :
-           v.electionEpoch = e /\ LearnerQuorum(i, outofelection[i], v)
+           v.electionEpoch = e /\ LearnerQuorum(i, outofelection[i], TRUE, v)
     /\ logicalclock' = [logicalclock EXCEPT ![i] = e]
     /\ UNCHANGED <<proposedLeader, proposedZxid, proposedEpoch, state, currentEpoch,
                    acceptedEpoch, recvset, outofelection, net>>
