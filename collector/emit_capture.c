@@ -14,6 +14,9 @@
 #include "usdt_loader.h"
 
 #define DRAIN_PERIOD_MS 10
+/* LTTng: the session is rotated this often and each archived chunk read into the trace, so a
+ * killed capture loses at most about this much (plus the writer's flush interval). */
+#define ROTATE_PERIOD_MS 1000
 /* Records of one process are emitted under its own lock, so they arrive in time order; records
  * of different CPUs reach the ring buffer in reservation order. Holding 200 ms (20 drains) puts
  * every record of a moment in place before it is written. */
@@ -108,6 +111,43 @@ static int open_bpf(struct ecap *e, const char *path)
 	return 0;
 }
 
+static int on_lttng(void *ctx, const struct lttng_reader_record *rec)
+{
+	struct ecap *e = ctx;
+	struct ecol_rec r = { rec->ts_ns, (int)rec->pid, (int)rec->tid, rec->data, rec->len };
+	return ecol_add(e->col, &r);
+}
+
+/* Rotates the session every period and writes what the archive held. A record stamped before
+ * the rotation began is in it or in an earlier one, so those are released into the trace. */
+static void *rotate_thread(void *arg)
+{
+	struct ecap *e = arg;
+	struct timespec step = { 0, 50 * 1000000L };
+	for (;;) {
+		for (unsigned waited = 0; waited < ROTATE_PERIOD_MS; waited += 50) {
+			pthread_mutex_lock(&e->lock);
+			bool stop = e->stop;
+			pthread_mutex_unlock(&e->lock);
+			if (stop)
+				return NULL;
+			nanosleep(&step, NULL);
+		}
+		pthread_mutex_lock(&e->lock);
+		uint64_t began = mono_ns();
+		int rc = lttng_reader_rotate(e->lttng, on_lttng, e);
+		if (rc < 0)
+			rc = fail(e, rc, "%s", ecol_error(e->col)[0] ? ecol_error(e->col) : lttng_reader_error(e->lttng));
+		else if ((rc = ecol_release(e->col, began)) < 0)
+			rc = fail(e, rc, "%s", ecol_error(e->col));
+		if (rc < 0)
+			e->thread_rc = rc;
+		pthread_mutex_unlock(&e->lock);
+		if (rc < 0)
+			return NULL;
+	}
+}
+
 static int open_lttng(struct ecap *e)
 {
 	char err[512] = "";
@@ -120,6 +160,9 @@ static int open_lttng(struct ecap *e)
 		return fail(e, rc, "%s", err);
 	if ((rc = lttng_reader_start(e->lttng)) < 0)
 		return fail(e, rc, "%s", lttng_reader_error(e->lttng));
+	if ((rc = pthread_create(&e->thread, NULL, rotate_thread, e)) != 0)
+		return fail(e, -rc, "cannot start the LTTng rotation thread: %s", strerror(rc));
+	e->running = true;
 	return 0;
 }
 
@@ -179,13 +222,6 @@ static int stop_thread(struct ecap *e)
 	return e->thread_rc;
 }
 
-static int on_lttng(void *ctx, const struct lttng_reader_record *rec)
-{
-	struct ecap *e = ctx;
-	struct ecol_rec r = { rec->ts_ns, (int)rec->pid, (int)rec->tid, rec->data, rec->len };
-	return ecol_add(e->col, &r);
-}
-
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static int finish_bpf(struct ecap *e)
@@ -205,7 +241,10 @@ static int finish_bpf(struct ecap *e)
 
 static int finish_lttng(struct ecap *e)
 {
-	int rc = lttng_reader_stop(e->lttng);
+	int rc = stop_thread(e);
+	if (rc < 0)
+		return rc;
+	rc = lttng_reader_stop(e->lttng);
 	if (rc < 0)
 		return fail(e, rc, "%s", lttng_reader_error(e->lttng));
 	if ((rc = lttng_reader_read(e->lttng, on_lttng, e)) < 0)

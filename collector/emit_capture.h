@@ -11,7 +11,9 @@
  *   EMIT_VIA_LTTNG  an LTTng-UST session in blocking mode (collector/lttng_reader.h); start the
  *                   processes after ecap_open and with LTTNG_UST_ALLOW_BLOCKING=1 in their
  *                   environment (ecap_open sets it in this process's, so children inherit
- *                   it); the trace is read back with libbabeltrace2 at ecap_finish.
+ *                   it); a thread of its own rotates the session every second and reads
+ *                   the archived chunk with libbabeltrace2, so events reach the file while the
+ *                   capture runs too; ecap_finish reads the last chunk.
  *
  * Loss: with BPF the per-CPU counters (failed reservations, records too large or unreadable);
  * with LTTng the discarded events and lost packets both the trace and the session daemon
@@ -34,7 +36,7 @@ enum emit_via {
 struct ecap;
 
 struct ecap_stats {
-	struct ecol_stats ev;    /* the core's counts (with LTTng: all zero until ecap_finish) */
+	struct ecol_stats ev;    /* the core's counts */
 	uint64_t transport_lost; /* what the transport counted lost (set by ecap_finish) */
 	uint64_t lost;           /* the trace's loss total (set by ecap_finish) */
 };

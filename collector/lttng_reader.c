@@ -40,6 +40,9 @@ struct lttng_reader {
 	struct lttng_reader_stats stats;
 	char **traces; /* directories holding a metadata file, found after stop */
 	size_t ntraces;
+	char **done;   /* trace directories already read (rotated archives kept with opts.keep) */
+	size_t ndone;
+	unsigned rotations;
 	/* during read */
 	lttng_reader_fn fn;
 	void *fn_ctx;
@@ -106,6 +109,42 @@ const struct spt_program lttng_programs[2] = {
 	{ "/usr/bin/lttng-sessiond", "lttng-tools", "the LTTng session daemon (the emit API's LTTng transport)" },
 };
 
+/* The pid in the session daemon's pid file (root's, or this user's), or 0. */
+static pid_t daemon_pid_file(void)
+{
+	char path[PATH_MAX];
+	const char *home = getenv("HOME");
+	long pid = 0;
+	FILE *f;
+
+	if (geteuid() == 0)
+		snprintf(path, sizeof(path), "/var/run/lttng/lttng-sessiond.pid");
+	else if (home)
+		snprintf(path, sizeof(path), "%s/.lttng/lttng-sessiond.pid", home);
+	else
+		return 0;
+	if (!(f = fopen(path, "r")))
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1 || pid <= 0)
+		pid = 0;
+	fclose(f);
+	return (pid_t)pid;
+}
+
+/* A daemon that does not answer but still runs is on its way out (the one a killed capture
+ * started gets SIGTERM and takes a second or two to end): a new one would fail on its lock,
+ * so wait until it is gone, or answers after all. */
+static void wait_for_exiting_daemon(void)
+{
+	pid_t old = daemon_pid_file();
+
+	for (unsigned ms = 0; old > 0 && ms < DAEMON_STOP_MS + 1000; ms += 20) {
+		if (lttng_session_daemon_alive() == 1 || (kill(old, 0) && errno == ESRCH))
+			return;
+		sleep_ms(20);
+	}
+}
+
 /* Starts lttng-sessiond as a child unless one is alive; waits until it answers. */
 static int ensure_daemon(struct lttng_reader *r)
 {
@@ -113,6 +152,9 @@ static int ensure_daemon(struct lttng_reader *r)
 	pid_t pid;
 
 	if (alive == 1)
+		return 0;
+	wait_for_exiting_daemon();
+	if (lttng_session_daemon_alive() == 1)
 		return 0;
 	pid = fork();
 	if (pid < 0)
@@ -472,6 +514,14 @@ int lttng_reader_stop(struct lttng_reader *r)
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
+static bool already_read(const struct lttng_reader *r, const char *dir)
+{
+	for (size_t i = 0; i < r->ndone; i++)
+		if (!strcmp(r->done[i], dir))
+			return true;
+	return false;
+}
+
 /* Adds every directory under dir (dir included) that holds a file named metadata: a CTF trace.
  * Returns 0 or -errno. */
 static int find_traces(struct lttng_reader *r, const char *dir, unsigned depth)
@@ -499,7 +549,7 @@ static int find_traces(struct lttng_reader *r, const char *dir, unsigned depth)
 			continue; /* gone meanwhile */
 		if (S_ISDIR(st.st_mode)) {
 			ret = find_traces(r, path, depth + 1);
-		} else if (S_ISREG(st.st_mode) && !strcmp(e->d_name, "metadata")) {
+		} else if (S_ISREG(st.st_mode) && !strcmp(e->d_name, "metadata") && !already_read(r, dir)) {
 			char **t = realloc(r->traces, (r->ntraces + 1) * sizeof(*t));
 
 			if (!t || !(t[r->ntraces] = strdup(dir))) {
@@ -743,34 +793,105 @@ cleanup:
 	return ret;
 }
 
+/* Reads the CTF traces under dir not read before, in name order; each is then marked read. */
+static int read_under(struct lttng_reader *r, const char *dir, lttng_reader_fn fn, void *ctx)
+{
+	int ret;
+
+	for (size_t i = 0; i < r->ntraces; i++)
+		free(r->traces[i]);
+	free(r->traces);
+	r->traces = NULL;
+	r->ntraces = 0;
+	if ((ret = find_traces(r, dir, 0)))
+		return ret;
+	if (r->ntraces > 1)
+		qsort(r->traces, r->ntraces, sizeof(*r->traces), cmp_str);
+	r->fn = fn;
+	r->fn_ctx = ctx;
+	for (size_t i = 0; i < r->ntraces && !ret; i++) {
+		char **d = realloc(r->done, (r->ndone + 1) * sizeof(*d));
+		if (!d)
+			ret = fail(r, -ENOMEM, "lttng: out of memory reading %s", r->traces[i]);
+		else
+			r->done = d;
+		if (!ret && !(r->done[r->ndone] = strdup(r->traces[i])))
+			ret = fail(r, -ENOMEM, "lttng: out of memory reading %s", r->traces[i]);
+		if (!ret) {
+			r->ndone++;
+			r->stats.traces++;
+			ret = read_trace(r, r->traces[i]);
+		}
+	}
+	r->fn = NULL;
+	r->fn_ctx = NULL;
+	return ret;
+}
+
+static int records_read(const struct lttng_reader *r, uint64_t before)
+{
+	uint64_t n = r->stats.records - before;
+	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
+int lttng_reader_rotate(struct lttng_reader *r, lttng_reader_fn fn, void *ctx)
+{
+	struct lttng_rotation_handle *h = NULL;
+	const struct lttng_trace_archive_location *loc = NULL;
+	enum lttng_rotation_state st = LTTNG_ROTATION_STATE_ONGOING;
+	const char *path = NULL;
+	uint64_t before = r ? r->stats.records : 0;
+	int ret;
+
+	if (!r || !r->created || r->destroyed || !r->started)
+		return r ? fail(r, -EINVAL, "lttng: rotate the session of a started reader") : -EINVAL;
+	r->err[0] = 0;
+	ret = lttng_rotate_session(r->session, NULL, &h);
+	if (ret < 0)
+		return lttng_fail(r, ret, "rotating the session (to read its trace while it runs)");
+	/* The session daemon archives the chunk once every stream has switched packets. */
+	while (st == LTTNG_ROTATION_STATE_ONGOING) {
+		if (lttng_rotation_handle_get_state(h, &st) != LTTNG_ROTATION_STATUS_OK) {
+			ret = fail(r, -EIO, "lttng: the state of a rotation of %s cannot be read", r->session);
+			goto cleanup;
+		}
+		if (st == LTTNG_ROTATION_STATE_ONGOING)
+			nanosleep(&(struct timespec){ 0, 2 * 1000 * 1000 }, NULL);
+	}
+	if (st != LTTNG_ROTATION_STATE_COMPLETED) {
+		ret = fail(r, -EIO, "lttng: a rotation of %s ended in error (state %d): see the session daemon's log",
+			   r->session, (int)st);
+		goto cleanup;
+	}
+	if (lttng_rotation_handle_get_archive_location(h, &loc) != LTTNG_ROTATION_STATUS_OK || !loc ||
+	    lttng_trace_archive_location_local_get_absolute_path(loc, &path) != LTTNG_TRACE_ARCHIVE_LOCATION_STATUS_OK ||
+	    !path) {
+		ret = fail(r, -EIO, "lttng: the archive a rotation of %s made has no local path", r->session);
+		goto cleanup;
+	}
+	r->rotations++;
+	ret = read_under(r, path, fn, ctx);
+	/* Read: the archive is not needed any more (the trace file has its records). */
+	if (!ret && !r->keep)
+		sup_rm_rf(path);
+cleanup:
+	lttng_rotation_handle_destroy(h);
+	return ret ? ret : records_read(r, before);
+}
+
 int lttng_reader_read(struct lttng_reader *r, lttng_reader_fn fn, void *ctx)
 {
 	int ret;
+	uint64_t before;
 
 	if (!r)
 		return -EINVAL;
 	if (!r->destroyed || r->started)
 		return fail(r, -EINVAL, "lttng: read the trace of %s after lttng_reader_stop", r->session);
 	r->err[0] = 0;
-	for (size_t i = 0; i < r->ntraces; i++)
-		free(r->traces[i]);
-	free(r->traces);
-	r->traces = NULL;
-	r->ntraces = 0;
-	ret = find_traces(r, r->dir, 0);
-	if (ret)
-		return ret;
-	if (r->ntraces > 1)
-		qsort(r->traces, r->ntraces, sizeof(*r->traces), cmp_str);
-	memset(&r->stats, 0, offsetof(struct lttng_reader_stats, channel_discarded));
-	r->stats.traces = (unsigned)r->ntraces;
-	r->fn = fn;
-	r->fn_ctx = ctx;
-	for (size_t i = 0; i < r->ntraces && !ret; i++)
-		ret = read_trace(r, r->traces[i]);
-	r->fn = NULL;
-	r->fn_ctx = NULL;
-	return ret ? ret : (int)(r->stats.records > INT32_MAX ? INT32_MAX : r->stats.records);
+	before = r->stats.records;
+	ret = read_under(r, r->dir, fn, ctx);
+	return ret ? ret : records_read(r, before);
 }
 
 /* ---- closing ------------------------------------------------------------------------------ */
@@ -790,6 +911,9 @@ void lttng_reader_close(struct lttng_reader *r)
 	for (size_t i = 0; i < r->ntraces; i++)
 		free(r->traces[i]);
 	free(r->traces);
+	for (size_t i = 0; i < r->ndone; i++)
+		free(r->done[i]);
+	free(r->done);
 	free(r);
 }
 

@@ -10,12 +10,17 @@
  *                        else LTTng discards when the buffers are full), the vpid and vtid
  *                        contexts, and enables spectap:event; not started yet;
  *   lttng_reader_start   starts tracing;
+ *   lttng_reader_rotate  while tracing: rotates the session (LTTng archives the trace chunk
+ *                        written so far as a CTF trace of its own), reads that archive (as
+ *                        lttng_reader_read does) and removes it (unless opts.keep): how the
+ *                        records reach a caller while the traced programs run;
  *   lttng_reader_stop    stops tracing (waits until the trace is complete on disk), reads the
  *                        channel's discarded-event and lost-packet counts from the session
  *                        daemon, and destroys the session;
- *   lttng_reader_read    reads the trace: records in time order (merged over the per-CPU
- *                        streams), discarded events and packets as the CTF packet contexts
- *                        report them;
+ *   lttng_reader_read    reads the trace (what no rotation read: after rotations, the last
+ *                        chunk, which destroying the session archived): records in time order
+ *                        (merged over the per-CPU streams), discarded events and packets as the
+ *                        CTF packet contexts report them;
  *   lttng_reader_close   destroys the session if it still exists (also after any error),
  *                        stops the session daemon if this reader started it, removes the trace
  *                        directory if the reader made it (unless opts.keep), frees.
@@ -88,7 +93,7 @@ struct lttng_reader_stats {
 				     * without a count adds 1) */
 	uint64_t channel_discarded; /* from the session daemon at stop */
 	uint64_t channel_lost_packets;
-	unsigned traces;            /* CTF traces read (directories with a metadata file) */
+	unsigned traces;            /* CTF traces read (directories with a metadata file; one per rotation) */
 };
 
 /* On failure *out is NULL and the message is copied to err (errlen bytes) if not NULL;
@@ -97,8 +102,14 @@ int lttng_reader_open(struct lttng_reader **out, const struct lttng_reader_opts 
 		      size_t errlen);
 int lttng_reader_start(struct lttng_reader *r);
 int lttng_reader_stop(struct lttng_reader *r);
-/* After stop. Returns the number of records passed to fn. -EBADMSG: a malformed trace or
- * record (e.g. a record whose text is shorter than its length field: it held a NUL byte). */
+/* While started, from any one thread at a time (the thread that opened the reader must live
+ * on). Returns the number of records passed to fn. Records of one stream come in time order
+ * across rotations; each rotation's are merged in time order over the streams, and every
+ * record whose timestamp is before the call is in this or an earlier rotation's archive. */
+int lttng_reader_rotate(struct lttng_reader *r, lttng_reader_fn fn, void *ctx);
+/* After stop. Returns the number of records passed to fn (those no rotation read). -EBADMSG: a
+ * malformed trace or record (e.g. a record whose text is shorter than its length field: it held
+ * a NUL byte). The stats count every read, rotations' included. */
 int lttng_reader_read(struct lttng_reader *r, lttng_reader_fn fn, void *ctx);
 void lttng_reader_close(struct lttng_reader *r);
 

@@ -122,11 +122,8 @@ static void progress(void *ctx, const char *what)
 		return;
 	struct ecap_stats st;
 	ecap_stats(s->cap, &st);
-	if (s->via == EMIT_VIA_LTTNG)
-		fprintf(stderr, "spectap record: [%5.1fs] %s\n", (double)(sup_now_ms() - s->t0_ms) / 1000.0, what);
-	else
-		fprintf(stderr, "spectap record: [%5.1fs] %s (%" PRIu64 " events so far)\n",
-			(double)(sup_now_ms() - s->t0_ms) / 1000.0, what, st.ev.events);
+	fprintf(stderr, "spectap record: [%5.1fs] %s (%" PRIu64 " events so far)\n",
+		(double)(sup_now_ms() - s->t0_ms) / 1000.0, what, st.ev.events);
 }
 
 static void name_pid(void *ctx, unsigned server, int pid)

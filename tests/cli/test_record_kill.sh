@@ -9,6 +9,10 @@ if [ "$(id -u)" != 0 ] || [ ! -r /usr/share/java/zookeeper.jar ]; then
 	exit $?
 fi
 FLUSH=400
+# What a captured record may take to reach the file: the collector's 200 ms reorder window, the
+# flush interval and 300 ms to spare; over LTTng also the session's rotation period (1 s: a record
+# is read when the chunk holding it is archived).
+REACH_MS=$((200 + FLUSH + 300))
 
 # events_so_far FILE: the count in the last progress line of record's stderr.
 events_so_far() {
@@ -19,8 +23,8 @@ events_so_far() {
 # elected, then a seeded 0..0.6 s longer, notes the events captured, waits what a captured record
 # may take to reach the file (the collector's 200 ms reorder window, the flush interval, and
 # 300 ms to spare), and kills record with SIGKILL: at most 1.5 s after the first leader, while
-# the scenario (five servers restarted one after the other) has about 3 s to go; the kill must
-# find record running. Sets captured (events captured at the note).
+# the scenario (five servers restarted one after the other) has about 3 s to go (over LTTng 1 s
+# more); the kill must find record running. Sets captured (events captured at the note).
 kill_run() {
 	seed=$1 out=$2
 	shift 2
@@ -32,7 +36,7 @@ kill_run() {
 	while ! grep -q "leads (epoch 1)" "$T/k.err" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 	sleep "$(awk -v s="$seed" 'BEGIN { srand(s); printf "%.2f", rand() * 0.6 }')"
 	captured=$(events_so_far "$T/k.err")
-	sleep "$(awk -v f=$FLUSH 'BEGIN { printf "%.2f", (200 + f + 300) / 1000 }')"
+	sleep "$(awk -v w="$REACH_MS" 'BEGIN { printf "%.2f", w / 1000 }')"
 	wd=$(sed -n 's/.* started with the agent in \([^ ]*\) .*/\1/p' "$T/k.err")
 	check "seed $seed: record was still running when killed" kill -KILL $rec
 	wait $rec 2>/dev/null
@@ -55,6 +59,24 @@ for seed in 1 2 3; do
 	dist="$dist $((got - captured))"
 done
 echo "  FIGURE: SIGKILL of record zookeeper (--flush-ms $FLUSH): events in the trace beyond those captured a flush interval before the kill:$dist"
+
+# The same over LTTng: the session is rotated every second and each archived chunk written, so
+# a kill loses at most the last rotation period's records (with the flush interval).
+REACH_MS=$((1000 + 200 + FLUSH + 300))
+dist=""
+for seed in 1 2; do
+	kill_run $seed "$T/l$seed.spt" --via lttng
+	run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/l$seed.spt"
+	got=$(jq .events "$T/o")
+	check "lttng seed $seed: the trace was written while the cluster ran ($captured captured before the kill)" \
+		[ "${captured:-0}" -gt 0 ]
+	check "lttng seed $seed: every event captured a rotation and a flush interval before the kill is in the trace ($got >= $captured)" \
+		[ "$got" -ge "${captured:-1}" ]
+	check_eq "lttng seed $seed: read back as recovered, not damaged" "true null" "$(jq -c -r '"\(.recovered) \(.damage)"' "$T/o")"
+	dist="$dist $((got - captured))"
+done
+echo "  FIGURE: SIGKILL of record zookeeper --via lttng (--flush-ms $FLUSH): events in the trace beyond those captured a rotation and a flush interval before the kill:$dist"
+REACH_MS=$((200 + FLUSH + 300))
 
 # -f over an existing trace: a kill leaves the previous trace whole, the new events in
 # OUT.partial, and the next -f refuses to lose them silently.

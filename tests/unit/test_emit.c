@@ -915,6 +915,61 @@ static void test_lttng_exact(void)
 	close_lttng(r);
 }
 
+/* Rotations while the target emits, then one after it exited: together with the read after stop
+ * they pass every record once (byte-exact, in order per thread), the last rotation holds what
+ * the earlier ones had not, and the read after stop finds nothing new. */
+static void test_lttng_rotate(void)
+{
+	const char *args[] = {"-n", "20000", "-t", "4", "-w", "lttng", "-g", "-o", NULL, NULL};
+	struct lttng_reader *r;
+	struct recs got = {0};
+	struct expect e;
+	struct report rep;
+	struct proc p;
+	int n, rotations = 0;
+	const struct lttng_reader_stats *s;
+
+	if (skip("test_lttng_rotate") || !make_expect(&e))
+		return;
+	args[8] = e.path;
+	if (!(r = open_lttng(NULL))) {
+		expect_free(&e);
+		return;
+	}
+	CHECK(spawn(&p, args, true) == 0);
+	CHECKF((n = lttng_reader_rotate(r, on_lttng, &got)) == 0, "a rotation before any record: %d: %s", n,
+	       lttng_reader_error(r));
+	go(&p);
+	bool ended = false;
+	for (double t0 = now_s(); !(ended = exited(&p)) && now_s() - t0 < 120;) {
+		n = lttng_reader_rotate(r, on_lttng, &got);
+		CHECKF(n >= 0, "lttng_reader_rotate: %s", lttng_reader_error(r));
+		if (n < 0)
+			break;
+		rotations++;
+	}
+	if (!ended)
+		CHECK(finish(&p, NULL, NULL, NULL, 10) == 0);
+	CHECKF(parse_report(p.output, &rep) && rep.listeners == SPT_EMIT_LTTNG &&
+		       rep.emitted == 80000 - refused_of(20000, 4),
+	       "output: %s", p.output);
+	n = lttng_reader_rotate(r, on_lttng, &got);
+	CHECKF(n >= 0 && got.n == (size_t)rep.emitted, "after the exit: %d more, %zu of %ld: %s", n, got.n,
+	       rep.emitted, lttng_reader_error(r));
+	CHECKF(lttng_reader_stop(r) == 0, "%s", lttng_reader_error(r));
+	n = lttng_reader_read(r, on_lttng, &got);
+	s = lttng_reader_stats(r);
+	CHECKF(n == 0 && s->records == got.n, "the read after stop: %d (stats %llu, got %zu)", n,
+	       (unsigned long long)s->records, got.n);
+	CHECK(s->traces >= 2 && s->discarded_events == 0 && s->channel_discarded == 0);
+	if (expect_load(&e))
+		check_records("lttng rotated", &got, &e, p.pid, true);
+	printf("  %d rotations while it ran: %zu records\n", rotations, got.n);
+	expect_free(&e);
+	recs_free(&got);
+	close_lttng(r);
+}
+
 /* Both transports at once: the same records, byte-identical, and each USDT hit (fired first) no
  * later than its LTTng event, on the same clock. */
 static void test_both(void)
@@ -1137,6 +1192,7 @@ int main(int argc, char **argv)
 	RUN(test_usdt_flags);
 	RUN(test_usdt_one_page);
 	RUN(test_lttng_exact);
+	RUN(test_lttng_rotate);
 	RUN(test_both);
 	RUN(test_lttng_discard);
 	RUN(test_errors);
