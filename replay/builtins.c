@@ -31,7 +31,7 @@ const struct builtin builtins[] = {
 	{ NAT, "\\leq", 2, bi_le },
 	{ NAT, ">=", 2, bi_ge },
 	{ NAT, "\\geq", 2, bi_ge },
-	{ NAT, "..", 2, bi_range_int },
+	{ NAT, "..", 2, bi_range_int, BI_RANGE },
 	{ INT, "-.", 1, bi_neg },
 	{ INT, "-", 1, bi_neg },
 	/* core TLA+: sets, equality, Booleans */

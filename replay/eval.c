@@ -877,6 +877,17 @@ int eval_member(struct interp *in, struct ctx c, spt_val *x, const struct ast *s
 		bool shape = seq ? spt_is_fun(x) && (x->n == 0 || x->kind == SPT_SEQ) : x->kind == SPT_SET;
 		return shape ? all_members(in, sc, x, set->a[0], out) : (*out = false, 0);
 	}
+	if (set->kind == A_NAME && set->ref == REF_BUILTIN && set->n == 2 && set->r.bi->code == BI_RANGE) {
+		/* x \in a..b without building a..b (TLC's IntervalValue.member): a constant range in
+		 * a filter over a large set would otherwise be built once per element. */
+		spt_val *lo, *hi;
+		if (eval(in, sc, set->a[0], &lo) || eval(in, sc, set->a[1], &hi))
+			return EVAL_ERR;
+		if (lo->kind == SPT_INT && hi->kind == SPT_INT) {
+			*out = x->kind == SPT_INT && x->u.i >= lo->u.i && x->u.i <= hi->u.i;
+			return 0;
+		}
+	}
 	if (set->kind == A_NAME && set->ref == REF_BUILTIN && set->n == 2 &&
 	    (set->r.bi->code == BI_CUP || set->r.bi->code == BI_CAP || set->r.bi->code == BI_SETMINUS)) {
 		/* As TLC's lazy set values: S may be infinite, T is only looked at when needed. */

@@ -69,6 +69,7 @@ enum bi_code {
 	BI_CAP,
 	BI_SETMINUS,
 	BI_SUBSETEQ, /* S \subseteq T: T may be infinite (Nat, Seq(S), ...) */
+	BI_RANGE,    /* a..b: x \in a..b compares x with a and b, as TLC's IntervalValue */
 };
 
 struct builtin {

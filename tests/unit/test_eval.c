@@ -341,6 +341,8 @@ static void test_membership(void)
 	EXPECT("Mem5", "<<TRUE, TRUE>>");
 	EXPECT("Mem6", "{FALSE, TRUE}");
 	EXPECT("Mem7", "FALSE");
+	EXPECT("Mem8", "<<TRUE, TRUE, TRUE, FALSE, FALSE, FALSE, TRUE, TRUE>>");
+	EXPECT("Mem9", "TRUE");
 }
 
 static void test_operators(void)

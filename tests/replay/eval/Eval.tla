@@ -145,6 +145,8 @@ Mem4 == <<{1} \in SUBSET {1, 2}, {3} \in SUBSET {1, 2}, {} \in SUBSET Nat, {-1} 
 Mem5 == <<<<"a">> \in Seq(STRING), [x \in 1..2 |-> "a"] \in Seq(STRING)>>
 Mem6 == BOOLEAN
 Mem7 == 1 \notin Nat
+Mem8 == <<2 \in 1..3, 1 \in 1..3, 3 \in 1..3, 0 \in 1..3, 4 \in 1..3, 1 \in 2..1, 5 \notin 1..3, -1 \in -2..-1>>
+Mem9 == {c \in [b : 0..3, w : 0..3] : c.b + c.w \in 2..3} = {c \in [b : 0..3, w : 0..3] : c.b + c.w \in {2, 3}}
 
 \* operators
 Add3(x, y, z) == x + y + z
