@@ -4,10 +4,13 @@
  * Gson's getAsInt makes them, null is an error, empty lines of an NDJSON file are skipped.
  */
 #include "builtins_internal.h"
+#include "ev_core.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "spectap/buf.h"
 #include "spectap/json.h"
@@ -146,15 +149,82 @@ static int read_arg_file(struct ev *ev, const struct ast *at, const char *op, sp
 	return 0;
 }
 
-/* ndJsonDeserialize(path): one value per non-empty line, as a sequence. */
-BI(bi_nd_json_deserialize)
+/* The values of files the deserializers read, kept when asked (check --tv evaluates the same
+ * wrapper once per window, and each reads the whole windows file): by path and the file's
+ * device, inode, size and modification time, so a changed file is read again. The values live
+ * in an arena of their own whose tag says "never freed" (SPT_GEN_STATIC) to the caches, until
+ * spt_io_keep_files(false). */
+struct kept_file {
+	char *path;
+	bool lines; /* ndJsonDeserialize's reading, else JsonDeserialize's */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	spt_val *v;
+};
+static struct {
+	pthread_mutex_t lock;
+	bool on;
+	struct spt_arena arena;
+	struct kept_file *f;
+	size_t n, cap;
+} kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void spt_io_keep_files(bool on)
 {
-	(void)n;
-	char path[PATH_BUF];
-	size_t len;
-	char *text;
-	if (read_arg_file(ev, at, "ndJsonDeserialize", args[0], path, &text, &len))
-		return EVAL_ERR;
+	pthread_mutex_lock(&kept.lock);
+	if (on && !kept.on) {
+		spt_arena_init(&kept.arena);
+		kept.arena.tag = SPT_GEN_STATIC;
+	} else if (!on && kept.on) {
+		for (size_t i = 0; i < kept.n; i++)
+			free(kept.f[i].path);
+		free(kept.f);
+		kept.f = NULL;
+		kept.n = kept.cap = 0;
+		spt_arena_fini(&kept.arena);
+	}
+	kept.on = on;
+	pthread_mutex_unlock(&kept.lock);
+}
+
+static bool same_file(const struct kept_file *k, const char *path, bool lines, const struct stat *st)
+{
+	return k->lines == lines && k->dev == st->st_dev && k->ino == st->st_ino && k->size == st->st_size &&
+	       k->mtime.tv_sec == st->st_mtim.tv_sec && k->mtime.tv_nsec == st->st_mtim.tv_nsec && !strcmp(k->path, path);
+}
+
+/* A kept value of the file (under kept.lock), or NULL. */
+static spt_val *kept_value(const char *path, bool lines, const struct stat *st)
+{
+	for (size_t i = 0; i < kept.n; i++)
+		if (same_file(&kept.f[i], path, lines, st))
+			return kept.f[i].v;
+	return NULL;
+}
+
+/* Keeps v (built in kept.arena) for the file (under kept.lock); out of memory: not kept. */
+static void keep_value(const char *path, bool lines, const struct stat *st, spt_val *v)
+{
+	if (kept.n == kept.cap) {
+		size_t cap = kept.cap ? kept.cap * 2 : 8;
+		struct kept_file *g = realloc(kept.f, cap * sizeof(*g));
+		if (!g)
+			return;
+		kept.f = g;
+		kept.cap = cap;
+	}
+	char *p = strdup(path);
+	if (!p)
+		return;
+	kept.f[kept.n++] = (struct kept_file){ p, lines, st->st_dev, st->st_ino, st->st_size, st->st_mtim, v };
+}
+
+/* ndJsonDeserialize's value of text: one value per non-empty line, as a sequence. */
+static int nd_json_value(struct ev *ev, const struct ast *at, const char *path, const char *text, size_t len,
+			 spt_val **out)
+{
 	size_t cap = 1024, count = 0;
 	spt_val **e = malloc(cap * sizeof(*e));
 	int rc = 0;
@@ -191,34 +261,79 @@ BI(bi_nd_json_deserialize)
 		}
 		e[count++] = v;
 	}
-	free(text);
 	if (!e)
 		return oom(ev, at, "ndJsonDeserialize");
-	if (!rc)
-		rc = bi_ret(ev, at, "ndJsonDeserialize", spt_seq(ev_arena(ev), e, count), out);
+	if (!rc && !(*out = spt_seq(ev_arena(ev), e, count)))
+		rc = oom(ev, at, "ndJsonDeserialize");
 	free(e);
 	return rc;
+}
+
+static int json_value(struct ev *ev, const struct ast *at, const char *path, const char *text, size_t len,
+		      spt_val **out)
+{
+	spt_val *v;
+	struct spt_json_error je = { 0 };
+	if (spt_json_parse(ev_arena(ev), text, len, 0, &v, &je)) {
+		spt_json_locate(text, len, &je);
+		return ev_fail(ev, at, "JsonDeserialize: %s:%u:%u: %s", path, je.line, je.col, je.msg);
+	}
+	return tlc_json_value(ev, at, "JsonDeserialize", v, out);
+}
+
+/* A deserializer's value of the file its argument names: read (into the kept values' arena
+ * when files are kept), or the kept one. */
+static int deserialize(struct ev *ev, const struct ast *at, const char *op, bool lines, spt_val *arg, spt_val **out)
+{
+	char path[PATH_BUF];
+	size_t len;
+	char *text;
+	struct stat st;
+	spt_val *v = NULL;
+	pthread_mutex_lock(&kept.lock);
+	bool keep = kept.on;
+	if (!keep)
+		pthread_mutex_unlock(&kept.lock);
+	if (path_arg(ev, at, op, arg, path, PATH_BUF)) {
+		if (keep)
+			pthread_mutex_unlock(&kept.lock);
+		return EVAL_ERR;
+	}
+	bool have_st = keep && !stat(path, &st);
+	if (have_st && (v = kept_value(path, lines, &st))) {
+		pthread_mutex_unlock(&kept.lock);
+		return bi_ret(ev, at, op, v, out);
+	}
+	int rc = read_arg_file(ev, at, op, arg, path, &text, &len);
+	if (!rc) {
+		struct spt_arena *a = ev->arena;
+		if (keep)
+			ev->arena = &kept.arena;
+		rc = lines ? nd_json_value(ev, at, path, text, len, &v) : json_value(ev, at, path, text, len, &v);
+		ev->arena = a;
+		free(text);
+		/* Kept when the file did not change while it was read. */
+		struct stat after;
+		if (!rc && have_st && !stat(path, &after) && after.st_ino == st.st_ino && after.st_size == st.st_size &&
+		    after.st_mtim.tv_sec == st.st_mtim.tv_sec && after.st_mtim.tv_nsec == st.st_mtim.tv_nsec)
+			keep_value(path, lines, &st, v);
+	}
+	if (keep)
+		pthread_mutex_unlock(&kept.lock);
+	return rc ? rc : bi_ret(ev, at, op, v, out);
+}
+
+/* ndJsonDeserialize(path): one value per non-empty line, as a sequence. */
+BI(bi_nd_json_deserialize)
+{
+	(void)n;
+	return deserialize(ev, at, "ndJsonDeserialize", true, args[0], out);
 }
 
 BI(bi_json_deserialize)
 {
 	(void)n;
-	char path[PATH_BUF];
-	size_t len;
-	char *text;
-	if (read_arg_file(ev, at, "JsonDeserialize", args[0], path, &text, &len))
-		return EVAL_ERR;
-	spt_val *v;
-	struct spt_json_error je = { 0 };
-	int rc = 0;
-	if (spt_json_parse(ev_arena(ev), text, len, 0, &v, &je)) {
-		spt_json_locate(text, len, &je);
-		rc = ev_fail(ev, at, "JsonDeserialize: %s:%u:%u: %s", path, je.line, je.col, je.msg);
-	} else {
-		rc = tlc_json_value(ev, at, "JsonDeserialize", v, out);
-	}
-	free(text);
-	return rc;
+	return deserialize(ev, at, "JsonDeserialize", false, args[0], out);
 }
 
 BI(bi_to_json)

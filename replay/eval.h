@@ -84,6 +84,11 @@ struct builtin {
 	const char *unimplemented; /* a standard operator spectap does not implement: why, when called */
 };
 
+/* Whether ndJsonDeserialize and JsonDeserialize keep the values of the files they read for the
+ * rest of the process (until turned off, which frees them): a file is then read once however
+ * many models are loaded, as long as it does not change (check --tv). Off by default. */
+void spt_io_keep_files(bool on);
+
 /* The builtin that module (or a module it extends natively) defines as name with arity, or NULL. */
 const struct builtin *builtin_lookup(const char *module, const char *name, uint32_t arity);
 /* Any builtin of that name visible in module, whatever its arity (for arity errors). */

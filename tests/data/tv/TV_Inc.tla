@@ -12,4 +12,6 @@ Init == x = w.pre.x /\ resets = w.pre.resets /\ step = 0
 Next == step = 0 /\ C!Inc /\ step' = 1
 PostReached == step = 1 /\ x = w.post.x /\ resets = w.post.resets
 NeverPost == ~PostReached
+\* The same file read both ways gives both readings (check --tv keeps what files it read).
+ASSUME JsonDeserialize("first.json") = ndJsonDeserialize("first.json")[1]
 ====
