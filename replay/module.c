@@ -682,6 +682,20 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 	return -EINVAL;
 }
 
+volatile size_t spec_parse_cancel;
+
+/* The length of the longest line of text (for the message of a parse that ran out of time). */
+static size_t longest_line(const char *text, size_t len)
+{
+	size_t best = 0, start = 0;
+	for (size_t i = 0; i <= len; i++)
+		if (i == len || text[i] == '\n') {
+			best = i - start > best ? i - start : best;
+			start = i + 1;
+		}
+	return best;
+}
+
 static struct module *load_module(struct spec *s, const char *name, const char *path, bool root_closure,
 				  int depth, struct spec_error *err)
 {
@@ -731,7 +745,14 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 	}
 	TSTree *tree = ts_parser_parse_string(s->parser, NULL, m->source, (uint32_t)m->source_len);
 	if (!tree) {
-		set_err(err, path, 0, 0, "the parser gave up on %s", path);
+		size_t longest = longest_line(m->source, m->source_len);
+		if (spec_parse_cancel)
+			set_err(err, m->path, 0, 0,
+				"the time limit (--timeout) was reached while reading this module (its longest line has %zu "
+				"characters: the TLA+ grammar's scanner takes time quadratic in a line's length)",
+				longest);
+		else
+			set_err(err, path, 0, 0, "the parser gave up on %s", path);
 		return NULL;
 	}
 	TSNode root = ts_tree_root_node(tree);
@@ -852,6 +873,7 @@ int spec_parse_aliased(const char *path, const char *alias, const char *alias_pa
 	int rc = -ENOMEM;
 	if (!copy2 || !s->parser || !ts_parser_set_language(s->parser, parse_language()))
 		goto fail;
+	ts_parser_set_cancellation_flag(s->parser, (const size_t *)&spec_parse_cancel);
 	const char *base = basename(copy2);
 	size_t blen = strlen(base);
 	if (blen < 5 || strcmp(base + blen - 4, ".tla")) {
@@ -923,6 +945,10 @@ int spec_parse_expr(struct spec *s, const char *text, const char *origin, struct
 		return -EINVAL;
 	}
 	TSTree *tree = ts_parser_parse_string(s->parser, NULL, src, (uint32_t)len);
+	if (!tree && spec_parse_cancel) {
+		set_err(err, origin, 0, 0, "the time limit (--timeout) was reached while reading this expression");
+		return -EINVAL;
+	}
 	if (!tree)
 		return -ENOMEM;
 	int rc = -EINVAL;

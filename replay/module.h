@@ -81,6 +81,10 @@ struct spec_error {
 /* Parses path and every module it extends or instantiates, and resolves every name
  * (resolve.h). 0, or -EINVAL with err filled. */
 int spec_load(const char *path, struct spec **out, struct spec_error *err);
+/* Set (from a signal handler: check --timeout) to stop reading modules: a parse in progress
+ * then fails with the time limit as its reason (the TLA+ grammar's scanner is quadratic in a
+ * line's length, so one very long line can take minutes). */
+extern volatile size_t spec_parse_cancel;
 /* Parses only: spec_resolve comes next (after the cfg, which may override definitions). */
 int spec_parse(const char *path, struct spec **out, struct spec_error *err);
 int spec_parse_aliased(const char *path, const char *alias, const char *alias_path, struct spec **out,

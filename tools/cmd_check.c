@@ -61,7 +61,8 @@ static const char usage[] =
 	"  --tlc-results F  also write the verdicts per action as SysMoBench's transition\n"
 	"                   validation reads them: F is its tlc_results.json, {action: {passes,\n"
 	"                   total, rate, failures, errors}}\n"
-	"  --timeout S      stop after S seconds (every mode) with an error naming where it was\n"
+	"  --timeout S      stop after S seconds (every mode, reading the modules too) with an\n"
+	"                   error naming where it was\n"
 	"  --max-memory MB  the address space spectap may use (every mode); past it, out of\n"
 	"                   memory is an error naming where it was, not the machine's OOM kill\n"
 	"\n"
@@ -419,6 +420,7 @@ static void on_alarm(int sig)
 {
 	(void)sig;
 	interp_time_up = 1;
+	spec_parse_cancel = 1;
 }
 
 /* --timeout: every evaluation fails once the time is up (interp_time_up). */

@@ -54,6 +54,12 @@ Inv == \A a \in 1..100000 : \A b \in 1..100000 : a + b > 0"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --model "$T/Slow.tla" --cfg "$T/Slow.cfg" --timeout 1
 check_contains "--timeout: stopped where it was" "$T/o" "Slow.tla:6:"
 check_contains "--timeout: says why" "$T/o" "the time limit (--timeout) was reached"
+# The grammar's scanner is quadratic in a line's length: --timeout stops the reading of a module
+# too (80,000 characters on one line take about 20 s to read).
+awk 'BEGIN { printf "---- MODULE LongLine ----\nEXTENDS Naturals\nX == 1"; for (i = 0; i < 40000; i++) printf "+1"; printf "\n====\n" }' >"$T/LongLine.tla"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --model "$T/LongLine.tla" --timeout 1
+check_contains "--timeout while reading a module: says why, and which line is long" "$T/e" \
+	"the time limit (--timeout) was reached while reading this module (its longest line has 80006 characters"
 spec Big "Next == x' = x
 Inv == LET f == [i \in 1..2000 |-> [j \in 1..2000 |-> i + j]] IN f[1][1] = 2"
 # An address-space limit and AddressSanitizer's shadow memory exclude each other: this one runs
