@@ -10,6 +10,21 @@
 #define JSON_MAX_DEPTH 200
 
 #define STR_CACHE 256 /* strings seen in this input, reused (object keys repeat) */
+/* Objects and arrays at least SPAN_MIN bytes long are remembered by their text: the same text
+ * again later in the input (a window's post-state repeats most of its pre-state) is the same
+ * value, taken without parsing it again. SPAN_SETS sets of SPAN_WAYS, keyed by the first
+ * SPAN_MIN bytes. */
+#define SPAN_MIN 48
+#define SPAN_SETS 32
+#define SPAN_WAYS 4
+
+struct span {
+	const char *at;
+	size_t len;
+	int height; /* nesting levels inside it, for the depth limit where it is taken again */
+	uint64_t key;
+	spt_val *v;
+};
 
 struct parser {
 	struct spt_arena *a;
@@ -19,6 +34,9 @@ struct parser {
 	int depth;
 	struct spt_json_error *err;
 	bool oom;
+	int peak;            /* the deepest nesting reached in the value being parsed */
+	struct span *spans;  /* SPAN_SETS * SPAN_WAYS, in the arena, made when first needed */
+	unsigned span_next;  /* the way replaced next */
 	spt_val *strs[STR_CACHE];
 };
 
@@ -565,6 +583,53 @@ static int parse_literal(struct parser *p, const char *word, spt_val **out)
 
 static int parse_value(struct parser *p, spt_val **out) { return parse_value_plain(p, out, NULL); }
 
+static int parse_array_value(struct parser *p, spt_val **out)
+{
+	struct valvec items;
+	VALVEC_INIT(items);
+	int rc = parse_array_items(p, &items);
+	if (!rc) {
+		*out = items.n ? spt_seq(p->a, items.v, items.n) : spt_empty_fun(p->a, SPT_SEQ);
+		if (!*out)
+			rc = nomem(p);
+	}
+	VALVEC_FREE(items);
+	return rc;
+}
+
+static uint64_t span_key(const char *s)
+{
+	uint64_t w[SPAN_MIN / 8], h = 0x9e3779b97f4a7c15ULL;
+	memcpy(w, s, SPAN_MIN);
+	for (size_t i = 0; i < SPAN_MIN / 8; i++)
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 29);
+}
+
+/* A remembered object or array whose text is also at p->pos, taken (true), or false. */
+static bool span_take(struct parser *p, uint64_t key, spt_val **out)
+{
+	struct span *set = p->spans + (key % SPAN_SETS) * SPAN_WAYS;
+	for (unsigned i = 0; i < SPAN_WAYS; i++) {
+		struct span *sp = &set[i];
+		if (sp->v && sp->key == key && sp->len <= p->len - p->pos && p->depth + sp->height <= JSON_MAX_DEPTH &&
+		    !memcmp(sp->at, p->s + p->pos, sp->len)) {
+			*out = sp->v;
+			p->pos += sp->len;
+			if (p->depth + sp->height > p->peak)
+				p->peak = p->depth + sp->height;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void span_keep(struct parser *p, uint64_t key, size_t at, int height, spt_val *v)
+{
+	struct span *set = p->spans + (key % SPAN_SETS) * SPAN_WAYS;
+	set[p->span_next++ % SPAN_WAYS] = (struct span){ p->s + at, p->pos - at, height, key, v };
+}
+
 /* *plain, when asked for, is set to the plain reading of a tagged object (else left alone). */
 static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain)
 {
@@ -575,22 +640,40 @@ static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain)
 		return fail(p, p->pos, "nesting deeper than %d", JSON_MAX_DEPTH);
 	int rc;
 	char c = p->s[p->pos];
+	/* A long object or array of the plain dialect: the same text seen before is that value. */
+	if ((c == '{' || c == '[') && !plain && !(p->flags & SPT_JSON_TAGGED) && p->len - p->pos >= SPAN_MIN) {
+		if (!p->spans) {
+			p->spans = spt_arena_alloc(p->a, SPAN_SETS * SPAN_WAYS * sizeof(*p->spans));
+			if (!p->spans)
+				return nomem(p);
+			memset(p->spans, 0, SPAN_SETS * SPAN_WAYS * sizeof(*p->spans));
+		}
+		uint64_t key = span_key(p->s + p->pos);
+		if (span_take(p, key, out)) {
+			p->depth--;
+			return 0;
+		}
+		size_t at = p->pos;
+		int outer_peak = p->peak;
+		p->peak = p->depth;
+		rc = c == '{' ? parse_object(p, out, NULL) : parse_array_value(p, out);
+		int height = p->peak - p->depth;
+		if (p->peak < outer_peak)
+			p->peak = outer_peak;
+		if (!rc && p->pos - at >= SPAN_MIN)
+			span_keep(p, key, at, height, *out);
+		p->depth--;
+		return rc;
+	}
+	if (p->depth > p->peak)
+		p->peak = p->depth;
 	switch (c) {
 	case '{':
 		rc = parse_object(p, out, plain);
 		break;
-	case '[': {
-		struct valvec items;
-		VALVEC_INIT(items);
-		rc = parse_array_items(p, &items);
-		if (!rc) {
-			*out = items.n ? spt_seq(p->a, items.v, items.n) : spt_empty_fun(p->a, SPT_SEQ);
-			if (!*out)
-				rc = nomem(p);
-		}
-		VALVEC_FREE(items);
+	case '[':
+		rc = parse_array_value(p, out);
 		break;
-	}
 	case '"':
 		rc = parse_string_value(p, out);
 		break;

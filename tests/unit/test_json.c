@@ -411,6 +411,59 @@ static void test_depth(void)
 	check_bad(&d, 100000);
 }
 
+/* A long object or array whose text comes again is taken again, not parsed again: the same value
+ * (the same pointer), where it stands, within the depth limit counted as if it were parsed. */
+static void test_repeated_text(void)
+{
+	const char *x = "{\"log\":[{\"term\":1,\"value\":\"v1\"},{\"term\":2,\"value\":\"v2\"}],\"n\":3}";
+	char doc[1024];
+	snprintf(doc, sizeof(doc), "{\"pre\":%s,\"post\":%s,\"other\":[%s,{\"n\":4}]}", x, x, x);
+	spt_val *v = parse(doc, 0), *alone = parse(x, 0);
+	if (!v || !alone)
+		return;
+	spt_val *pre = spt_rec_get(v, "pre"), *post = spt_rec_get(v, "post"), *other = spt_rec_get(v, "other");
+	CHECK(pre && post && other && other->kind == SPT_SEQ && other->n == 2);
+	if (!pre || !post || !other)
+		return;
+	CHECK(pre == post && post == other->u.elems[0]);
+	CHECK(spt_value_eq(pre, alone));
+	check_echo(doc, 0, NULL);
+	/* A near miss (one byte differs at the end) is parsed. */
+	snprintf(doc, sizeof(doc), "[%s,%.*s4}]", x, (int)strlen(x) - 2, x);
+	v = parse(doc, 0);
+	CHECK(v && v->n == 2 && !spt_value_eq(v->u.elems[0], v->u.elems[1]));
+	check_echo(doc, 0, NULL);
+	/* x taken again deep down: the depth limit holds as when it is parsed there (the same
+	 * document with a 0 first, so that nothing repeats); one depth fits, the next does not. */
+	int ok = 0, refused = 0;
+	for (size_t outer = 194; outer <= 198; outer++) {
+		static char deep[2][4096];
+		int rc[2];
+		for (int k = 0; k < 2; k++) {
+			char *q = deep[k];
+			const char *first = k ? "0" : x;
+			*q++ = '[';
+			memcpy(q, first, strlen(first));
+			q += strlen(first);
+			*q++ = ',';
+			memset(q, '[', outer);
+			q += outer;
+			memcpy(q, x, strlen(x));
+			q += strlen(x);
+			memset(q, ']', outer + 1);
+			q[outer + 1] = '\0';
+			spt_val *d = NULL;
+			struct spt_json_error err = { 0 };
+			rc[k] = spt_json_parse(&A, deep[k], strlen(deep[k]), 0, &d, &err);
+			CHECKF(rc[k] == 0 || strstr(err.msg, "nesting deeper than 200"), "depth %zu: %s", outer, err.msg);
+		}
+		CHECKF(rc[0] == rc[1], "x at %zu levels: %d taken again, %d parsed", outer, rc[0], rc[1]);
+		ok += rc[0] == 0;
+		refused += rc[0] != 0;
+	}
+	CHECK(ok && refused);
+}
+
 static void test_null(void)
 {
 	for (unsigned flags = 0; flags <= SPT_JSON_TAGGED; flags += SPT_JSON_TAGGED) {
@@ -726,6 +779,7 @@ int main(void)
 	RUN(test_strings);
 	RUN(test_errors);
 	RUN(test_depth);
+	RUN(test_repeated_text);
 	RUN(test_null);
 	RUN(test_tagged_decode);
 	RUN(test_tagged_write);
