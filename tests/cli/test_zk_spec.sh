@@ -38,6 +38,18 @@ run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec "$SPEC" --windows "$T/version
 check_eq "unversioned learner votes in recvset: a quorum on the leader alone" 1 "$(jq '.actions.BecomeFollower.passed' "$T/o")"
 check_eq "versioned votes in outofelection: peerEpoch compared, no quorum" 2 "$(jq '.actions.BecomeFollower.failures[0].window_id' "$T/o")"
 
+# A reply to a LOOKING peer just after leading ended (a random capture): WorkerReceiver read the
+# state LEADING, the election thread went LOOKING, the reply reads the state again (LOOKING)
+# and carries currentVote, still the election just left's (for itself); a vote of an election
+# epoch the server has not reached is no currentVote.
+reply_window() { # ID ELECTION-EPOCH
+	printf '{"window_id":%s,"action":"ReplyNotLooking","pre_state":{"logicalclock":{"1":4,"2":4,"3":3},"proposedLeader":{"1":2,"2":2,"3":3},"proposedEpoch":{"1":3,"2":3,"3":2},"state":{"1":"FOLLOWING","2":"LEADING","3":"LOOKING"},"currentEpoch":{"1":4,"2":4,"3":3}},"post_state":{"state":{"1":"FOLLOWING","2":"LEADING","3":"LOOKING"}},"params":["3","1",{"leader":3,"zxid":8589934592,"electionEpoch":%s,"peerEpoch":3,"state":"LOOKING"}]}\n' "$1" "$2"
+}
+{ reply_window 1 3; reply_window 2 4; } >"$T/reply.ndjson"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec "$SPEC" --windows "$T/reply.ndjson" --action ReplyNotLooking --json
+check_eq "LOOKING again, before the next election: the reply carries the vote of the election just left" 1 "$(jq '.actions.ReplyNotLooking.passed' "$T/o")"
+check_eq "a vote of an election epoch not reached is no currentVote" 2 "$(jq '.actions.ReplyNotLooking.failures[0].window_id' "$T/o")"
+
 if [ "$(id -u)" != 0 ] || [ ! -f /usr/share/java/zookeeper.jar ]; then
 	echo "SKIP: recording ZooKeeper traces needs root and /usr/share/java/zookeeper.jar"
 	finish

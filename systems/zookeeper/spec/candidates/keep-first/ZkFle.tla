@@ -445,11 +445,14 @@ ReplyLagging(i, j, v) ==
 \* end vote is set (line 1509, after lookForLeader returned: a reply can come first); then
 \* the last election's end vote (its election epoch the logicalclock, naming the server
 \* itself exactly when it leads; its peerEpoch raised by updateElectionVote), or an earlier
-\* election's until this one's is set.
+\* election's until this one's is set. Back to LOOKING (leading or following ended) and before
+\* the next election raises the logicalclock, it is still the election just left's, whoever it
+\* named (seen in a random capture: LEADING -> LOOKING, then a reply with the state LOOKING and
+\* the vote for itself).
 CurrentVoteOK(i, v) ==
     /\ v.leader \in Ids
     /\ \/ v.electionEpoch = -1 /\ v.leader = Id(i) /\ v.peerEpoch <= currentEpoch[i]
-       \/ v.electionEpoch = logicalclock[i] /\ (state[i] = LEADING) = (v.leader = Id(i))
+       \/ v.electionEpoch = logicalclock[i] /\ (state[i] = LOOKING \/ (state[i] = LEADING) = (v.leader = Id(i)))
        \/ 0 < v.electionEpoch /\ v.electionEpoch < logicalclock[i]
 
 \* WorkerReceiver reads the server's state and vote, then sends: when the election thread leaves
