@@ -40,9 +40,8 @@ struct lttng_reader {
 	struct lttng_reader_stats stats;
 	char **traces; /* directories holding a metadata file, found after stop */
 	size_t ntraces;
-	char **done;   /* trace directories already read (rotated archives kept with opts.keep) */
+	char **done;   /* with opts.keep: trace directories already read (rotated archives stay) */
 	size_t ndone;
-	unsigned rotations;
 	/* during read */
 	lttng_reader_fn fn;
 	void *fn_ctx;
@@ -793,7 +792,7 @@ cleanup:
 	return ret;
 }
 
-/* Reads the CTF traces under dir not read before, in name order; each is then marked read. */
+/* Reads the CTF traces under dir not read before, in name order. */
 static int read_under(struct lttng_reader *r, const char *dir, lttng_reader_fn fn, void *ctx)
 {
 	int ret;
@@ -810,18 +809,20 @@ static int read_under(struct lttng_reader *r, const char *dir, lttng_reader_fn f
 	r->fn = fn;
 	r->fn_ctx = ctx;
 	for (size_t i = 0; i < r->ntraces && !ret; i++) {
-		char **d = realloc(r->done, (r->ndone + 1) * sizeof(*d));
-		if (!d)
-			ret = fail(r, -ENOMEM, "lttng: out of memory reading %s", r->traces[i]);
-		else
+		/* Without keep, a rotation's archive is removed once read: nothing to remember. */
+		if (r->keep) {
+			char **d = realloc(r->done, (r->ndone + 1) * sizeof(*d));
+			if (!d || !(d[r->ndone] = strdup(r->traces[i]))) {
+				if (d)
+					r->done = d;
+				ret = fail(r, -ENOMEM, "lttng: out of memory reading %s", r->traces[i]);
+				break;
+			}
 			r->done = d;
-		if (!ret && !(r->done[r->ndone] = strdup(r->traces[i])))
-			ret = fail(r, -ENOMEM, "lttng: out of memory reading %s", r->traces[i]);
-		if (!ret) {
 			r->ndone++;
-			r->stats.traces++;
-			ret = read_trace(r, r->traces[i]);
 		}
+		r->stats.traces++;
+		ret = read_trace(r, r->traces[i]);
 	}
 	r->fn = NULL;
 	r->fn_ctx = NULL;
@@ -869,7 +870,6 @@ int lttng_reader_rotate(struct lttng_reader *r, lttng_reader_fn fn, void *ctx)
 		ret = fail(r, -EIO, "lttng: the archive a rotation of %s made has no local path", r->session);
 		goto cleanup;
 	}
-	r->rotations++;
 	ret = read_under(r, path, fn, ctx);
 	/* Read: the archive is not needed any more (the trace file has its records). */
 	if (!ret && !r->keep)
