@@ -181,6 +181,10 @@ int ecap_open(struct ecap **out, enum emit_via via, const char *path, struct spt
 	if (!o.source)
 		o.source = via == EMIT_VIA_LTTNG ? "lttng" : "usdt";
 	int rc = ecol_new(w, &o, &e->col, e->err, sizeof(e->err));
+	/* A session a killed LTTng capture left active would record this capture's programs too
+	 * (and block them when its buffers fill): gone first, whichever transport this is. */
+	if (rc == 0 && via == EMIT_VIA_BPF)
+		lttng_reclaim_stale_sessions();
 	if (rc == 0)
 		rc = via == EMIT_VIA_LTTNG ? open_lttng(e) : open_bpf(e, path);
 	if (rc < 0) {

@@ -357,7 +357,6 @@ cleanup:
 	return ret;
 }
 
-static void reclaim_stale_sessions(void);
 
 int lttng_reader_open(struct lttng_reader **out, const struct lttng_reader_opts *opts, char *err,
 		      size_t errlen)
@@ -384,7 +383,7 @@ int lttng_reader_open(struct lttng_reader **out, const struct lttng_reader_opts 
 	if (!ret)
 		ret = ensure_daemon(r);
 	if (!ret)
-		reclaim_stale_sessions();
+		lttng_reclaim_stale_sessions();
 	if (!ret)
 		ret = setup_session(r, &o);
 	if (ret) {
@@ -456,9 +455,11 @@ cleanup:
  * destroy its session, which a daemon that outlived it keeps active. Destroyed, with their output
  * directory when it is one of ours (spectap-lttng-*). Best effort: a failure changes nothing.
  */
-static void reclaim_stale_sessions(void)
+void lttng_reclaim_stale_sessions(void)
 {
 	struct lttng_session *ss = NULL;
+	if (lttng_session_daemon_alive() != 1)
+		return;
 	int n = lttng_list_sessions(&ss);
 	for (int i = 0; i < n; i++) {
 		long pid;

@@ -118,6 +118,11 @@ const struct lttng_reader_stats *lttng_reader_stats(const struct lttng_reader *r
 /* The trace directory and the session's name. */
 const char *lttng_reader_dir(const struct lttng_reader *r);
 const char *lttng_reader_session(const struct lttng_reader *r);
+/* Sessions named spectap-PID-N whose PID is gone (a capture killed while a session daemon that
+ * outlived it kept its session active, spectap:event enabled: every program using the emit
+ * library would record into it) are destroyed, with their output directory when it is one of
+ * ours. Best effort; does nothing when no session daemon runs. Every emit capture calls it. */
+void lttng_reclaim_stale_sessions(void);
 /* True if this reader started the session daemon (and will stop it at close). */
 bool lttng_reader_owns_daemon(const struct lttng_reader *r);
 

@@ -104,11 +104,28 @@ check "leader-restart: the killed leader is not the new one" [ "$(jq -r .leader 
 # kinds that only some runs have are left out of the comparison; each run's end state is
 # checked against srvr instead.
 # A session left by a killed capture (its pid gone) is reclaimed by the next one, with its output.
+# The lttng command starts a session daemon when none runs: one this test caused is stopped at
+# its end (a daemon left behind keeps the sessions of later killed captures active).
+daemon_before=$(pgrep -x lttng-sessiond || true)
 mkdir -p "$T/spectap-lttng-stale"
 lttng create spectap-999999-0 --output "$T/spectap-lttng-stale" >/dev/null 2>&1
 run_status 0 "$T/lt.json" "$T/lt.err" "$SPECTAP" record zookeeper --scenario initial-election --seed 5 --via lttng -o "$T/lt.spt" --json
 check_eq "a killed capture's LTTng session is reclaimed" "" "$(lttng list 2>/dev/null | grep spectap-999999-0 || true)"
 check "and its output directory removed" [ ! -e "$T/spectap-lttng-stale" ]
+# The same by a capture over BPF: a stale session would record its programs too.
+mkdir -p "$T/spectap-lttng-stale"
+lttng create spectap-999999-1 --output "$T/spectap-lttng-stale" >/dev/null 2>&1
+lttng enable-event -u spectap:event -s spectap-999999-1 >/dev/null 2>&1
+lttng start spectap-999999-1 >/dev/null 2>&1
+run_status 0 "$T/bs.json" "$T/bs.err" "$SPECTAP" record zookeeper --scenario initial-election --seed 5 -o "$T/bs.spt" --json
+check_eq "a capture over BPF reclaims a killed capture's LTTng session too" "" "$(lttng list 2>/dev/null | grep spectap-999999-1 || true)"
+check_eq "bpf with a stale session around: nothing lost" 0 "$(jq .lost "$T/bs.json")"
+if [ -z "$daemon_before" ] && pid=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null); then
+	kill "$pid" 2>/dev/null
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	check "the session daemon this test started is stopped" sh -c "! kill -0 $pid 2>/dev/null"
+fi
 check_eq "lttng: nothing lost" 0 "$(jq .lost "$T/lt.json")"
 check_eq "lttng: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/lt.json")"
 check_eq "lttng: end state as srvr reports it" true "$(jq .final_match "$T/lt.json")"
