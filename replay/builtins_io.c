@@ -136,18 +136,7 @@ static char *read_all(const char *path, size_t *len)
 	return b.p;
 }
 
-/* The text of the file op's argument names (malloc'd, NUL-terminated), into *text; its name in
- * path (PATH_BUF bytes). */
 #define PATH_BUF 4096
-static int read_arg_file(struct ev *ev, const struct ast *at, const char *op, spt_val *arg, char *path, char **text,
-			 size_t *len)
-{
-	if (path_arg(ev, at, op, arg, path, PATH_BUF))
-		return EVAL_ERR;
-	if (!(*text = read_all(path, len)))
-		return ev_fail(ev, at, "%s: cannot read %s: %s", op, path, strerror(errno));
-	return 0;
-}
 
 /* The values of files the deserializers read, kept when asked (check --tv evaluates the same
  * wrapper once per window, and each reads the whole windows file): by path and the file's
@@ -156,11 +145,8 @@ static int read_arg_file(struct ev *ev, const struct ast *at, const char *op, sp
  * spt_io_keep_files(false). */
 struct kept_file {
 	char *path;
-	bool lines; /* ndJsonDeserialize's reading, else JsonDeserialize's */
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	bool lines;     /* ndJsonDeserialize's reading, else JsonDeserialize's */
+	struct stat st; /* the file when it was read */
 	spt_val *v;
 };
 static struct {
@@ -189,17 +175,18 @@ void spt_io_keep_files(bool on)
 	pthread_mutex_unlock(&kept.lock);
 }
 
-static bool same_file(const struct kept_file *k, const char *path, bool lines, const struct stat *st)
+/* The same version of a file: device, inode, size and modification time. */
+static bool same_version(const struct stat *a, const struct stat *b)
 {
-	return k->lines == lines && k->dev == st->st_dev && k->ino == st->st_ino && k->size == st->st_size &&
-	       k->mtime.tv_sec == st->st_mtim.tv_sec && k->mtime.tv_nsec == st->st_mtim.tv_nsec && !strcmp(k->path, path);
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
 /* A kept value of the file (under kept.lock), or NULL. */
 static spt_val *kept_value(const char *path, bool lines, const struct stat *st)
 {
 	for (size_t i = 0; i < kept.n; i++)
-		if (same_file(&kept.f[i], path, lines, st))
+		if (kept.f[i].lines == lines && same_version(&kept.f[i].st, st) && !strcmp(kept.f[i].path, path))
 			return kept.f[i].v;
 	return NULL;
 }
@@ -218,7 +205,7 @@ static void keep_value(const char *path, bool lines, const struct stat *st, spt_
 	char *p = strdup(path);
 	if (!p)
 		return;
-	kept.f[kept.n++] = (struct kept_file){ p, lines, st->st_dev, st->st_ino, st->st_size, st->st_mtim, v };
+	kept.f[kept.n++] = (struct kept_file){ p, lines, *st, v };
 }
 
 /* ndJsonDeserialize's value of text: one value per non-empty line, as a sequence. */
@@ -288,24 +275,20 @@ static int deserialize(struct ev *ev, const struct ast *at, const char *op, bool
 	char path[PATH_BUF];
 	size_t len;
 	char *text;
-	struct stat st;
+	struct stat st, after;
 	spt_val *v = NULL;
+	if (path_arg(ev, at, op, arg, path, PATH_BUF))
+		return EVAL_ERR;
 	pthread_mutex_lock(&kept.lock);
-	bool keep = kept.on;
+	bool keep = kept.on, have_st = keep && !stat(path, &st);
 	if (!keep)
 		pthread_mutex_unlock(&kept.lock);
-	if (path_arg(ev, at, op, arg, path, PATH_BUF)) {
-		if (keep)
-			pthread_mutex_unlock(&kept.lock);
-		return EVAL_ERR;
-	}
-	bool have_st = keep && !stat(path, &st);
-	if (have_st && (v = kept_value(path, lines, &st))) {
-		pthread_mutex_unlock(&kept.lock);
-		return bi_ret(ev, at, op, v, out);
-	}
-	int rc = read_arg_file(ev, at, op, arg, path, &text, &len);
-	if (!rc) {
+	int rc = 0;
+	if (have_st && (v = kept_value(path, lines, &st)))
+		; /* read before: its kept value */
+	else if (!(text = read_all(path, &len)))
+		rc = ev_fail(ev, at, "%s: cannot read %s: %s", op, path, strerror(errno));
+	else {
 		struct spt_arena *a = ev->arena;
 		if (keep)
 			ev->arena = &kept.arena;
@@ -313,9 +296,7 @@ static int deserialize(struct ev *ev, const struct ast *at, const char *op, bool
 		ev->arena = a;
 		free(text);
 		/* Kept when the file did not change while it was read. */
-		struct stat after;
-		if (!rc && have_st && !stat(path, &after) && after.st_ino == st.st_ino && after.st_size == st.st_size &&
-		    after.st_mtim.tv_sec == st.st_mtim.tv_sec && after.st_mtim.tv_nsec == st.st_mtim.tv_nsec)
+		if (!rc && have_st && !stat(path, &after) && same_version(&st, &after))
 			keep_value(path, lines, &st, v);
 	}
 	if (keep)

@@ -46,36 +46,33 @@ kill_run() {
 	check_eq "seed $seed: nothing of the ensemble left running after the kill" "" "$(pgrep -f "$wd/" || true)"
 }
 
-dist=""
-for seed in 1 2 3; do
-	kill_run $seed "$T/k$seed.spt"
-	run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/k$seed.spt"
-	got=$(jq .events "$T/o")
-	check "seed $seed: the trace was flushed while the cluster ran ($captured captured before the kill)" \
-		[ "${captured:-0}" -gt 0 ]
-	check "seed $seed: every event captured a flush interval (and the window) before the kill is in the trace ($got >= $captured)" \
-		[ "$got" -ge "${captured:-1}" ]
-	check_eq "seed $seed: killed before its end, read back as recovered, not damaged" "true null" "$(jq -c -r '"\(.recovered) \(.damage)"' "$T/o")"
-	dist="$dist $((got - captured))"
-done
-echo "  FIGURE: SIGKILL of record zookeeper (--flush-ms $FLUSH): events in the trace beyond those captured a flush interval before the kill:$dist"
-
+# kill_series LABEL PREFIX "SEEDS" [record options...]: kill_run at each seed, each trace checked:
+# written while the cluster ran, every event captured REACH_MS before the kill in it, read back
+# as recovered; the figure is how many more than captured each trace holds.
+kill_series() {
+	label=$1 prefix=$2 seeds=$3
+	shift 3
+	dist=""
+	for seed in $seeds; do
+		kill_run $seed "$T/$prefix$seed.spt" "$@"
+		run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/$prefix$seed.spt"
+		got=$(jq .events "$T/o")
+		check "${label}seed $seed: the trace was written while the cluster ran ($captured captured before the kill)" \
+			[ "${captured:-0}" -gt 0 ]
+		check "${label}seed $seed: every event captured $REACH_MS ms before the kill is in the trace ($got >= $captured)" \
+			[ "$got" -ge "${captured:-1}" ]
+		check_eq "${label}seed $seed: killed before its end, read back as recovered, not damaged" "true null" \
+			"$(jq -c -r '"\(.recovered) \(.damage)"' "$T/o")"
+		dist="$dist $((got - captured))"
+	done
+	opts="$*"
+	echo "  FIGURE: SIGKILL of record zookeeper ${opts:---via bpf} (--flush-ms $FLUSH): events in the trace beyond those captured $REACH_MS ms before the kill:$dist"
+}
+kill_series "" k "1 2 3"
 # The same over LTTng: the session is rotated every second and each archived chunk written, so
 # a kill loses at most the last rotation period's records (with the flush interval).
 REACH_MS=$((1000 + 200 + FLUSH + 300))
-dist=""
-for seed in 1 2; do
-	kill_run $seed "$T/l$seed.spt" --via lttng
-	run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/l$seed.spt"
-	got=$(jq .events "$T/o")
-	check "lttng seed $seed: the trace was written while the cluster ran ($captured captured before the kill)" \
-		[ "${captured:-0}" -gt 0 ]
-	check "lttng seed $seed: every event captured a rotation and a flush interval before the kill is in the trace ($got >= $captured)" \
-		[ "$got" -ge "${captured:-1}" ]
-	check_eq "lttng seed $seed: read back as recovered, not damaged" "true null" "$(jq -c -r '"\(.recovered) \(.damage)"' "$T/o")"
-	dist="$dist $((got - captured))"
-done
-echo "  FIGURE: SIGKILL of record zookeeper --via lttng (--flush-ms $FLUSH): events in the trace beyond those captured a rotation and a flush interval before the kill:$dist"
+kill_series "lttng " l "1 2" --via lttng
 REACH_MS=$((200 + FLUSH + 300))
 
 # -f over an existing trace: a kill leaves the previous trace whole, the new events in
