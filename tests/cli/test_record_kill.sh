@@ -38,12 +38,17 @@ kill_run() {
 	captured=$(events_so_far "$T/k.err")
 	sleep "$(awk -v w="$REACH_MS" 'BEGIN { printf "%.2f", w / 1000 }')"
 	wd=$(sed -n 's/.* started with the agent in \([^ ]*\) .*/\1/p' "$T/k.err")
-	check "seed $seed: record was still running when killed" kill -KILL $rec
+	if kill -KILL $rec; then ok; else
+		wait $rec
+		bad "seed $seed: record was still running when killed (it exited with $?; its stderr follows)"
+		sed 's/^/    /' "$T/k.err"
+	fi
 	wait $rec 2>/dev/null
 	# The servers die with record (PR_SET_PDEATHSIG); wait for it rather than assume it.
 	i=0
 	while [ -n "$wd" ] && pgrep -f "$wd/" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	check_eq "seed $seed: nothing of the ensemble left running after the kill" "" "$(pgrep -f "$wd/" || true)"
+	check "seed $seed: record named the ensemble's directory" [ -n "$wd" ]
+	[ -z "$wd" ] || check_eq "seed $seed: nothing of the ensemble left running after the kill" "" "$(pgrep -f "$wd/" || true)"
 }
 
 # kill_series LABEL PREFIX "SEEDS" [record options...]: kill_run at each seed, each trace checked:
