@@ -5,10 +5,12 @@ CC         ?= gcc
 CLANG      ?= clang
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-missing-field-initializers
 CPPFLAGS   := -D_GNU_SOURCE -DSPECTAP_VERSION='"$(VERSION)"' -Iinclude -Ilib -Ireplay -I$(BUILD)/gen \
-	      -Iprobes -Iprobes/go -Icollector -Isystems/etcd -Isystems/zookeeper -Isystems/redisraft -Iprobes/c
+	      -Iprobes -Iprobes/go -Icollector -Isystems/etcd -Isystems/zookeeper -Isystems/redisraft -Iprobes/c -Iharness
 CFLAGS     ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS)
 LIBS       := -lprotobuf-c -lzstd -ltree-sitter
+# The harness (systems described as data) reads YAML with libyaml.
+HARNESS_LIBS := -lyaml
 SAN        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRC    := $(wildcard lib/*.c)
@@ -23,12 +25,14 @@ CAPTURE_SRC := $(COLLECTOR_CORE) collector/supervise.c systems/etcd/cluster.c sy
 	       systems/redisraft/rr_cluster.c systems/redisraft/rr_probes.c systems/redisraft/rr_shape.c systems/redisraft/rr_programs.c \
 	       systems/redisraft/rr_scenario.c
 TOOL_SRC   := $(wildcard tools/*.c)
+# The harness: a system described as data (systems/<name>/system.yaml) run and recorded.
+HARNESS_SRC := $(wildcard harness/*.c)
 GRAMMAR    := $(BUILD)/grammar/package/src
 GRAMMAR_OBJ := $(BUILD)/grammar/parser.o $(BUILD)/grammar/scanner.o
 GEN_C      := $(BUILD)/gen/trace.pb-c.c
 GEN_H      := $(BUILD)/gen/trace.pb-c.h
 HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h probes/*.h probes/bpf/*.h probes/go/*.h \
-	      collector/*.h systems/etcd/*.h systems/zookeeper/*.h systems/redisraft/*.h probes/c/*.h \
+	      collector/*.h harness/*.h systems/etcd/*.h systems/zookeeper/*.h systems/redisraft/*.h probes/c/*.h \
 	      tools/*.h) $(GEN_H)
 
 # Two flavours of every object: plain (the tool users run) and sanitized (what tests run).
@@ -40,8 +44,8 @@ LIB_SOBJ   := $(call obj,san,$(LIB_SRC) $(GEN_C))
 REPLAY_SOBJ := $(call obj,san,$(REPLAY_SRC))
 TOOL_SOBJ  := $(call obj,san,$(TOOL_SRC))
 GO_SOBJ    := $(call obj,san,$(GO_SRC))
-CAPTURE_OBJ := $(call obj,rel,$(CAPTURE_SRC) $(GO_SRC))
-CAPTURE_SOBJ := $(call obj,san,$(CAPTURE_SRC) $(GO_SRC))
+CAPTURE_OBJ := $(call obj,rel,$(CAPTURE_SRC) $(GO_SRC) $(HARNESS_SRC))
+CAPTURE_SOBJ := $(call obj,san,$(CAPTURE_SRC) $(GO_SRC) $(HARNESS_SRC))
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
@@ -49,10 +53,10 @@ FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  := $(BUILD)/bench/bench_trace $(BUILD)/bench/bench_etcd $(BUILD)/bench/hitloop
 
-vpath %.c lib replay probes/go collector systems/etcd systems/zookeeper systems/redisraft tools $(BUILD)/gen
+vpath %.c lib replay probes/go collector systems/etcd systems/zookeeper systems/redisraft tools harness $(BUILD)/gen
 
 .PHONY: all deps test unit cli fuzz fuzz-smoke clang-check zk-clang-check demo bench conformance clean
-all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
+all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/tools/goprobe $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
 
 deps:
 	@sh scripts/deps.sh
@@ -66,6 +70,14 @@ $(GEN_C) $(GEN_H): lib/proto/trace.proto
 $(BUILD)/tools/putload: tools/go/putload/main.go
 	@mkdir -p $(@D)
 	cd tools/go/putload && GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS= \
+		GOCACHE=$${GOCACHE:-$$( [ -n "$$HOME" ] && go env GOCACHE || echo /tmp/spectap-gocache)} \
+		go build -o $(abspath $@) .
+
+# What a Go function's arguments and fields are, from Debian's packaged sources (go/types):
+# the system descriptions' Go probes (harness/goprobes.c). Needs no package of any system.
+$(BUILD)/tools/goprobe: tools/go/goprobe/main.go
+	@mkdir -p $(@D)
+	cd tools/go/goprobe && GO111MODULE=off GOPROXY=off GOFLAGS= \
 		GOCACHE=$${GOCACHE:-$$( [ -n "$$HOME" ] && go env GOCACHE || echo /tmp/spectap-gocache)} \
 		go build -o $(abspath $@) .
 
@@ -97,10 +109,10 @@ $(BUILD)/san/libreplay.a: $(REPLAY_SOBJ) $(GRAMMAR_OBJ)
 
 $(BUILD)/spectap: $(TOOL_OBJ) $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a \
 		$(BUILD)/libcbin.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
 $(BUILD)/san/spectap: $(TOOL_SOBJ) $(CAPTURE_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libreplay.a \
 		$(BUILD)/san/libspectap.a $(BUILD)/san/libcbin.a
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
 
 # Generic uprobes (probes/): vmlinux.h, the BPF object and its skeleton are generated into
 # $(BUILD)/bpf, never committed. Static pattern rules, so they win over $(BUILD)/{rel,san}/%.o.
@@ -185,6 +197,12 @@ $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)
 	$(CC) $(CPPFLAGS) -Iprobes $(ALL_CFLAGS) -O1 $(SAN) \
 		-DUPROBE_TARGET_DEFAULT='"$(abspath $(BUILD))/tests/uprobe_target"' \
 		-o $@ $< $(BUILD)/san/libprobes.a $(BPF_LIBS)
+
+# The description reader (harness/desc, template, ydoc): unit test, no system run.
+DESC_SRC := harness/desc.c harness/template.c harness/ydoc.c
+$(BUILD)/tests/test_desc: tests/unit/test_desc.c tests/unit/check.h $(DESC_SRC) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(DESC_SRC) $(HARNESS_LIBS)
 
 # Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
 CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c systems/etcd/netns.c systems/etcd/etcd_programs.c

@@ -21,6 +21,7 @@ libtree-sitter-dev
 libelf-dev
 libdw-dev
 libcapstone-dev
+libyaml-dev
 zlib1g-dev
 bpftool
 libbpf-dev
