@@ -36,7 +36,8 @@ HEADERS    := $(wildcard include/spectap/*.h lib/*.h replay/*.h probes/*.h probe
 	      tools/*.h) $(GEN_H)
 
 # Two flavours of every object: plain (the tool users run) and sanitized (what tests run).
-obj        = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(notdir $(2)))
+# Objects by path (build/rel/harness/cluster.o): sources in different directories may share a name.
+obj        = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 LIB_OBJ    := $(call obj,rel,$(LIB_SRC) $(GEN_C))
 REPLAY_OBJ := $(call obj,rel,$(REPLAY_SRC))
 TOOL_OBJ   := $(call obj,rel,$(TOOL_SRC))

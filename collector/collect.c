@@ -592,14 +592,17 @@ static int pair_message(struct collect *c, struct spt_msg *m, uint64_t *lamport)
 	return 0;
 }
 
+static int write_event(struct collect *c, const struct probe *p, const struct uprobe_event *ev, const struct held *h,
+		       struct node *nd, struct spt_event *ee);
+
+/* The events of one record: as the table says, or as the shaper makes them (none, one, or
+ * several: COLLECT_SHAPE_MORE asks to be called again for the next). */
 static int emit(struct collect *c, const struct held *h)
 {
 	const struct uprobe_event *ev = &h->u.ev;
 	const struct probe *p = find_probe(c, ev->probe_id);
-	spt_val *faulted[UPROBE_MAX_READS];
 	struct spt_event e;
 	struct node *nd;
-	size_t nf = 0;
 	long ni = -1;
 	int r;
 
@@ -641,26 +644,54 @@ static int emit(struct collect *c, const struct held *h)
 		r = build_rec(c, p, ev, h->size, COLLECT_STATE, &e.state);
 	if (r)
 		return r;
-	if (c->shape) {
-		struct collect_shape sh = { .probe_id = ev->probe_id, .ev = ev, .size = h->size, .node = nd->name,
-					    .kind = e.kind, .args = e.args, .state = e.state, .arena = &c->arena };
+	spt_val *table_args = e.args, *table_state = e.state;
+	for (unsigned part = 0;; part++) {
+		bool more = false;
+		e.kind = p->kind;
+		e.args = table_args;
+		e.state = table_state;
+		e.meta = NULL;
+		e.msg = NULL;
+		if (c->shape) {
+			struct collect_shape sh = { .probe_id = ev->probe_id, .ev = ev, .size = h->size, .node = nd->name,
+						    .kind = e.kind, .args = e.args, .state = e.state, .arena = &c->arena,
+						    .part = part, .ktime = h->ktime };
 
-		r = c->shape(c->shape_ctx, &sh);
-		if (r < 0)
-			return collect_fail(c, r, "collector: %s", sh.err[0] ? sh.err : strerror(-r));
-		if (r == 1) {
-			c->st.internal++;
+			r = c->shape(c->shape_ctx, &sh);
+			if (r < 0)
+				return collect_fail(c, r, "collector: %s", sh.err[0] ? sh.err : strerror(-r));
+			if (r == 1) {
+				if (!part)
+					c->st.internal++;
+				return 0;
+			}
+			more = r == COLLECT_SHAPE_MORE;
+			e.kind = sh.kind;
+			e.args = sh.args;
+			e.state = sh.state;
+			e.meta = sh.meta;
+			if (sh.msg) {
+				c->msg = *sh.msg;
+				e.msg = &c->msg;
+			}
+		}
+		if ((r = write_event(c, p, ev, h, nd, &e)))
+			return r;
+		if (!more)
 			return 0;
-		}
-		e.kind = sh.kind;
-		e.args = sh.args;
-		e.state = sh.state;
-		e.meta = sh.meta;
-		if (sh.msg) {
-			c->msg = *sh.msg;
-			e.msg = &c->msg;
-		}
 	}
+}
+
+/* Writes one event of record ev (held as h) of node nd: sequence, clocks, message pairing, the
+ * reads that faulted. */
+static int write_event(struct collect *c, const struct probe *p, const struct uprobe_event *ev, const struct held *h,
+		       struct node *nd, struct spt_event *ee)
+{
+	struct spt_event e = *ee;
+	spt_val *faulted[UPROBE_MAX_READS];
+	size_t nf = 0;
+	int r;
+
 	if (nd->any && h->ktime < nd->last_ts)
 		c->st.late++;
 	else

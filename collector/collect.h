@@ -97,11 +97,14 @@ struct collect_table {
 /*
  * A system's shaping step (optional, collect_opts.shape): called for every record as it is
  * released, in time order, after the table built its args and state. It may rename the kind,
- * replace args and state (values from arena, which is reset per event), and attach a message
+ * replace args and state (values from arena, which is reset per record), and attach a message
  * (dir, from, to, type, fields; the collector assigns the id). Returns 0 to write the event,
- * 1 to write nothing (an internal probe whose reads only feed the shaper's own state), or a
- * negative errno (the collector fails with the shaper's message in err).
+ * 1 to write nothing (an internal probe whose reads only feed the shaper's own state),
+ * COLLECT_SHAPE_MORE to write the event and be called again for the same record with part + 1
+ * (a record that is several events), or a negative errno (the collector fails with the shaper's
+ * message in err).
  */
+#define COLLECT_SHAPE_MORE 2
 struct collect_shape {
 	uint32_t probe_id;
 	const struct uprobe_event *ev; /* the raw record */
@@ -113,7 +116,9 @@ struct collect_shape {
 	struct spt_msg *msg;      /* out: NULL or &msg_buf filled */
 	struct spt_msg msg_buf;
 	struct spt_arena *arena;
-	char err[256];
+	unsigned part;            /* 0, then 1, 2, ... after COLLECT_SHAPE_MORE */
+	uint64_t ktime;           /* the record's time (CLOCK_MONOTONIC ns) */
+	char err[1024];
 };
 typedef int (*collect_shape_fn)(void *ctx, struct collect_shape *s);
 

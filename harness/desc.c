@@ -184,7 +184,7 @@ static void strv_free(struct desc_strv *v)
 
 static int read_query(struct rd *r, const struct ynode *n, const char *what, struct desc_query *q)
 {
-	static const char *const keys[] = { "http", "run", "expect", "timeout", "leader", NULL };
+	static const char *const keys[] = { "http", "run", "expect", "timeout", "leader", "state", NULL };
 	int e = want(r, n, YNODE_MAP, what);
 	if (e || (e = only_keys(r, n, what, keys)))
 		return e;
@@ -593,8 +593,11 @@ static int read_top(struct rd *r)
 	if (t && (e = duration_of(r, t, "ready.timeout", &d->ready_timeout_ms)))
 		return e;
 	if ((x = ynode_get(top, "status"))) {
-		if ((e = read_query(r, x, "status", &d->status)) || (e = opt_str(r, x, "leader", &d->status_leader)))
+		if ((e = read_query(r, x, "status", &d->status)) || (e = opt_str(r, x, "leader", &d->status_leader)) ||
+		    (e = opt_str(r, x, "state", &d->status_field)))
 			return e;
+		if (d->status_field && !d->status_leader)
+			return FAIL(r, x, "status: 'state' needs 'leader' (the JSON path of the leader in the answer)");
 	}
 	if ((e = read_load(r, top)) || (e = read_probes(r, top)) || (e = opt_str(r, top, "events", &d->events)))
 		return e;
@@ -657,6 +660,7 @@ void desc_free(struct desc *d)
 		free(qs[i]->expect);
 	}
 	free(d->status_leader);
+	free(d->status_field);
 	struct desc_load *l = &d->load;
 	free(l->tcp);
 	free(l->hello);

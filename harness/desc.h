@@ -127,6 +127,8 @@ struct desc {
 	unsigned ready_timeout_ms;
 	struct desc_query status;  /* each node's own view at the end */
 	char *status_leader;       /* JSON path (a.b.c) of the leader's node name in status */
+	char *status_field;        /* the field of a node's state in the trace that must name the
+				    * same leader at the end (status.state) */
 	struct desc_load load;
 	bool has_load;
 	enum desc_lang lang;

@@ -14,7 +14,9 @@ static const char usage[] =
 	"  etcd        Debian's /usr/bin/etcd, probed with eBPF uprobes (spectap record etcd --help)\n"
 	"  zookeeper   Debian's ZooKeeper with spectap's JVMTI agent (spectap record zookeeper --help)\n"
 	"  redisraft   a RedisRaft module you built with debug info, in Debian's redis-server, probed\n"
-	"              through DWARF (spectap record redisraft --help)\n";
+	"              through DWARF (spectap record redisraft --help)\n"
+	"  NAME        a system described as data in systems/NAME/system.yaml (nats: Debian's\n"
+	"              nats-server; docs/adding-a-system.md; spectap record NAME --help)\n";
 
 int cmd_record(int argc, char **argv)
 {
@@ -29,6 +31,7 @@ int cmd_record(int argc, char **argv)
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
 		return cli_help(&c);
 	if (argc < 2 || argv[1][0] == '-')
-		return cli_usage_error(&c, "the system to record comes first (etcd, zookeeper or redisraft)");
-	return cli_usage_error(&c, "recording %s is not supported (etcd, zookeeper and redisraft are)", argv[1]);
+		return cli_usage_error(&c, "the system to record comes first (etcd, zookeeper, redisraft, or one "
+					   "described in systems/NAME/system.yaml)");
+	return record_described(argc, argv);
 }

@@ -72,5 +72,7 @@ void record_progress(const struct cli *c, struct collect *col, uint64_t t0_ms, c
 int record_etcd(int argc, char **argv);
 int record_zookeeper(int argc, char **argv);
 int record_redisraft(int argc, char **argv);
+/* A system described as data (systems/NAME/system.yaml): tools/record_desc.c. */
+int record_described(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@
 #ifndef SPECTAP_GOBIN_H
 #define SPECTAP_GOBIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -140,5 +141,12 @@ struct gobin_sites {
 int gobin_sites(const struct gobin *g, const struct gobin_func *f, struct gobin_sites *s,
 		char *errbuf);
 void gobin_sites_free(struct gobin_sites *s);
+
+/* Whether the register argument reg (DWARF number) is saved in its spill slot (slot: its offset
+ * from rsp at the entry) at each RET (ok_ret[i], for s->ret_va[i]) and tail jump (ok_tail[i]) of
+ * f: true when every path from the entry stores the argument there, unchanged, before reaching
+ * the site (so that a probe there reads it at rsp + slot). gobin_spill.c. */
+int gobin_spilled_at(const struct gobin *g, const struct gobin_func *f, const struct gobin_sites *s, int reg,
+		     int32_t slot, bool *ok_ret, bool *ok_tail, char *errbuf);
 
 #endif

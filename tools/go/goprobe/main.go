@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	GOPATH=/usr/share/gocode goprobe --package github.com/nats-io/nats-server/server < request.json
+//	GOPATH=/usr/share/gocode goprobe --package github.com/nats-io/nats-server/server [--request FILE]
 //
 // The request: {"functions": [{"name": "(*raft).processVoteRequest", "reads": ["n.term",
 // "vr.candidate", "len(n.peers)"]}]}. A function is "F", "(*T).M" or "(T).M". A read is a
@@ -103,13 +103,23 @@ var sizes = types.SizesFor("gc", "amd64")
 
 func main() {
 	pkgPath := flag.String("package", "", "import path of the package the functions are in")
+	reqPath := flag.String("request", "", "the request's file (default: standard input)")
 	flag.Parse()
 	if *pkgPath == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: goprobe --package IMPORT/PATH < request.json")
+		fmt.Fprintln(os.Stderr, "usage: goprobe --package IMPORT/PATH [--request FILE] < request.json")
 		os.Exit(2)
 	}
+	in := os.Stdin
+	if *reqPath != "" {
+		f, err := os.Open(*reqPath)
+		if err != nil {
+			fail(err)
+		}
+		defer f.Close()
+		in = f
+	}
 	var req request
-	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
 		fail(fmt.Errorf("reading the request: %v", err))
 	}
 	ans, err := resolve(*pkgPath, &req)

@@ -1,0 +1,205 @@
+/* events: probe hits -> events through a description's events module (events.h). */
+#include "events.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "fold.h"
+
+#define NGOROUTINES 4096 /* the last entry hit of each goroutine, for morestack repeats */
+
+struct last_hit {
+	uint64_t g, ret, sp;
+	uint32_t probe;
+};
+
+struct hevents {
+	struct fold *f;
+	const struct hprobes *probes;
+	spt_val *out; /* the current hit's events */
+	struct last_hit last[NGOROUTINES];
+	struct hevents_stats st;
+};
+
+int hevents_new(const char *module, const struct hprobes *probes, struct hevents **out, char *err, size_t errsize)
+{
+	struct check_error ce = { "" };
+	struct hevents *e = calloc(1, sizeof(*e));
+	*out = NULL;
+	if (!e)
+		return snprintf(err, errsize, "out of memory"), -ENOMEM;
+	int r = fold_new(module, "ShapeInit", "Shape", NULL, &e->f, &ce);
+	if (r) {
+		snprintf(err, errsize, "%s", ce.msg[0] ? ce.msg : strerror(-r));
+		free(e);
+		return r;
+	}
+	e->probes = probes;
+	*out = e;
+	return 0;
+}
+
+void hevents_free(struct hevents *e)
+{
+	if (!e)
+		return;
+	fold_free(e->f);
+	free(e);
+}
+
+const struct hevents_stats *hevents_stats(const struct hevents *e) { return &e->st; }
+
+/* An entry hit that repeats the goroutine's previous hit on a new stack: the prologue grew the
+ * stack and runtime.morestack jumped back to the entry. */
+static bool repeat(struct hevents *e, const struct hprobe *p, const struct uprobe_event *ev)
+{
+	uint64_t g = ev->val[p->g_read], ret = ev->val[p->ret_read], sp = ev->val[p->sp_read];
+	struct last_hit *l = &e->last[(g >> 4) * 0x9e3779b97f4a7c15ULL >> 52];
+	bool rep = p->dp->at == DESC_AT_ENTRY && l->g == g && l->probe == p->id && l->ret == ret && l->sp != sp;
+	*l = (struct last_hit){ g, ret, sp, p->id };
+	return rep;
+}
+
+static spt_val *read_value(struct spt_arena *a, const struct hread *h, const struct uprobe_event *ev, size_t size)
+{
+	uint64_t v = ev->val[h->v];
+	switch (h->kind) {
+	case HREAD_INT:
+		return spt_int(a, (int64_t)v);
+	case HREAD_BOOL:
+		return spt_bool(a, v != 0);
+	case HREAD_UINT:
+	case HREAD_POINTER:
+		if (v > INT64_MAX) {
+			char num[24];
+			return spt_str(a, num, (size_t)snprintf(num, sizeof(num), "%" PRIu64, v));
+		}
+		return spt_int(a, (int64_t)v);
+	case HREAD_STRING:
+	case HREAD_BYTES: {
+		const uint8_t *b = h->b >= 0 ? uprobe_event_block(ev, size, (unsigned)h->b) : NULL;
+		size_t n = v < UPROBE_MAX_BLOCK ? (size_t)v : UPROBE_MAX_BLOCK;
+		if (!b)
+			n = 0;
+		if (h->kind == HREAD_STRING)
+			return spt_str(a, (const char *)b, n);
+		spt_val *el[UPROBE_MAX_BLOCK];
+		for (size_t i = 0; i < n; i++)
+			if (!(el[i] = spt_int(a, b[i])))
+				return NULL;
+		return spt_seq(a, el, n);
+	}
+	}
+	return NULL;
+}
+
+/* The hit as the module sees it. */
+static spt_val *hit_value(struct spt_arena *a, const struct hprobe *p, const struct collect_shape *s)
+{
+	const struct uprobe_event *ev = s->ev;
+	const char *rnames[DESC_MAX_READS];
+	spt_val *rvals[DESC_MAX_READS], *faulted[DESC_MAX_READS];
+	size_t nr = 0, nf = 0;
+	for (size_t i = 0; i < p->nreads; i++) {
+		const struct hread *h = &p->reads[i];
+		bool bad = (h->v >= 0 && (ev->err & (1u << h->v))) || (h->b >= 0 && (ev->err & (1u << h->b)));
+		if (bad) {
+			if (!(faulted[nf++] = spt_cstr(a, h->name)))
+				return NULL;
+			continue;
+		}
+		rnames[nr] = h->name;
+		if (!(rvals[nr++] = read_value(a, h, ev, s->size)))
+			return NULL;
+	}
+	spt_val *r = spt_rec(a, rnames, rvals, nr), *fs = spt_set(a, faulted, nf);
+	const char *names[] = { "probe", "node", "tid", "ts", "r", "faulted" };
+	spt_val *vals[] = { spt_cstr(a, p->dp->name), spt_cstr(a, s->node), spt_int(a, ev->tid),
+			    spt_int(a, (int64_t)s->ktime), r, fs };
+	for (size_t i = 0; i < 6; i++)
+		if (!vals[i])
+			return NULL;
+	return spt_rec(a, names, vals, 6);
+}
+
+static int bad_event(struct hevents *e, struct collect_shape *s, spt_val *ev, const char *what)
+{
+	snprintf(s->err, sizeof(s->err), "the events module's Shape gave an event %.200s: %.400s", what,
+		 ev_show(&fold_interp(e->f)->ev, ev));
+	return -EINVAL;
+}
+
+static const char *str_field(spt_val *rec, const char *name)
+{
+	spt_val *v = spt_rec_get(rec, name);
+	return v && v->kind == SPT_STR ? v->u.s : NULL;
+}
+
+/* Event k of the current hit into s. */
+static int put_event(struct hevents *e, struct collect_shape *s, spt_val *ev)
+{
+	if (!spt_is_fun(ev))
+		return bad_event(e, s, ev, "that is not a record");
+	const char *kind = str_field(ev, "kind");
+	if (!kind)
+		return bad_event(e, s, ev, "without a kind string");
+	s->kind = kind;
+	s->args = spt_rec_get(ev, "args");
+	s->state = spt_rec_get(ev, "state");
+	spt_val *m = spt_rec_get(ev, "msg");
+	if (!m)
+		return 0;
+	const char *dir = spt_is_fun(m) ? str_field(m, "dir") : NULL;
+	s->msg_buf = (struct spt_msg){ .from = str_field(m, "from"), .to = str_field(m, "to"),
+				       .type = str_field(m, "type"), .fields = spt_rec_get(m, "fields") };
+	if (!dir || (strcmp(dir, "send") && strcmp(dir, "recv")) || !s->msg_buf.from || !s->msg_buf.to ||
+	    !s->msg_buf.type)
+		return bad_event(e, s, ev, "whose msg is not [dir |-> \"send\" or \"recv\", from, to, type (strings), fields]");
+	s->msg_buf.dir = dir[0] == 's' ? SPT_MSG_SEND : SPT_MSG_RECV;
+	s->msg = &s->msg_buf;
+	return 0;
+}
+
+int hevents_shape(void *ctx, struct collect_shape *s)
+{
+	struct hevents *e = ctx;
+	if (s->part == 0) {
+		const struct hprobe *p = hprobes_find(e->probes, s->probe_id);
+		if (!p)
+			return 1;
+		e->st.hits++;
+		if (repeat(e, p, s->ev)) {
+			e->st.repeats++;
+			return 1;
+		}
+		struct spt_arena *a = fold_begin(e->f);
+		spt_val *hit = a ? hit_value(a, p, s) : NULL;
+		if (!hit) {
+			snprintf(s->err, sizeof(s->err), "out of memory shaping a %s hit", p->dp->name);
+			return -ENOMEM;
+		}
+		struct check_error ce = { "" };
+		int r = fold_step(e->f, hit, &e->out, &ce);
+		if (r) {
+			snprintf(s->err, sizeof(s->err), "%.1000s", ce.msg[0] ? ce.msg : strerror(-r));
+			return r;
+		}
+		if (e->out && e->out->kind != SPT_SEQ && !(spt_is_fun(e->out) && e->out->n == 0)) {
+			snprintf(s->err, sizeof(s->err), "the events module's Shape gave out = %.400s, not a sequence of events",
+				 ev_show(&fold_interp(e->f)->ev, e->out));
+			return -EINVAL;
+		}
+	}
+	size_t n = e->out && e->out->kind == SPT_SEQ ? e->out->n : 0;
+	if (s->part >= n)
+		return 1;
+	int r = put_event(e, s, e->out->u.elems[s->part]);
+	if (r)
+		return r;
+	e->st.events++;
+	return s->part + 1 < n ? COLLECT_SHAPE_MORE : 0;
+}

@@ -1,0 +1,206 @@
+/* scenario: the steps of a described scenario (hscenario.h). */
+#include "hscenario.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t next_rand(uint64_t *x) /* splitmix64 */
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void phase(struct hscenario *s, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	if (!s->phase)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	s->phase(s->ctx, buf);
+}
+
+struct leader_wait {
+	struct hcluster *c;
+	long not;       /* a leader other than this one */
+	unsigned found;
+};
+
+static int leader_cond(void *arg)
+{
+	struct leader_wait *w = arg;
+	int r = hcluster_leader(w->c, &w->found);
+	if (r == -EAGAIN)
+		return 0;
+	if (r)
+		return r;
+	return (long)w->found != w->not;
+}
+
+static int wait_leader(struct hscenario *s, long not, unsigned timeout_ms, unsigned *leader)
+{
+	struct leader_wait w = { s->c, not, 0 };
+	unsigned waited = 0;
+	int r = sup_wait_until(leader_cond, &w, 100, timeout_ms, &waited);
+	if (r == -ETIMEDOUT)
+		snprintf(s->err, sizeof(s->err), "no %sleader after %u ms", not >= 0 ? "new " : "", timeout_ms);
+	else if (r)
+		snprintf(s->err, sizeof(s->err), "%s", s->c->err);
+	else
+		*leader = w.found;
+	return r;
+}
+
+/* The node a fault strikes. */
+static int target(struct hscenario *s, const struct desc_step *st, unsigned *node)
+{
+	struct hcluster *c = s->c;
+	unsigned leader;
+	int r;
+	switch (st->target) {
+	case TARGET_NODE:
+		if (st->node >= c->n) {
+			snprintf(s->err, sizeof(s->err), "node n%u: the cluster has %u nodes", st->node + 1, c->n);
+			return -EINVAL;
+		}
+		*node = st->node;
+		return 0;
+	case TARGET_LAST:
+		if (s->last_struck < 0) {
+			snprintf(s->err, sizeof(s->err), "'last': no node was struck before");
+			return -EINVAL;
+		}
+		*node = (unsigned)s->last_struck;
+		return 0;
+	case TARGET_LEADER:
+		return wait_leader(s, -1, st->timeout_ms, node);
+	case TARGET_FOLLOWER: {
+		if ((r = wait_leader(s, -1, st->timeout_ms, &leader)))
+			return r;
+		unsigned cand[HCLUSTER_MAX_NODES], n = 0;
+		for (unsigned i = 0; i < c->n; i++)
+			if (i != leader && hcluster_running(c, i) && !c->sup.procs[c->proc[i]].stopped)
+				cand[n++] = i;
+		if (!n) {
+			snprintf(s->err, sizeof(s->err), "no running follower to strike");
+			return -ESRCH;
+		}
+		*node = cand[next_rand(&s->seed) % n];
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+struct quiet_wait {
+	struct hscenario *s;
+	uint64_t last;
+	uint64_t since_ms;
+	unsigned ms;
+};
+
+static int quiet_cond(void *arg)
+{
+	struct quiet_wait *q = arg;
+	uint64_t now = sup_now_ms(), n = q->s->events_so_far ? q->s->events_so_far(q->s->ctx) : 0;
+	if (n != q->last) {
+		q->last = n;
+		q->since_ms = now;
+	}
+	return now - q->since_ms >= q->ms;
+}
+
+static int step(struct hscenario *s, const struct desc_step *st)
+{
+	struct hcluster *c = s->c;
+	unsigned node = 0, leader;
+	int r = 0;
+
+	switch (st->kind) {
+	case STEP_START:
+		if ((r = hcluster_start(c, s->d, s->copts))) {
+			snprintf(s->err, sizeof(s->err), "%s", c->err);
+			return r;
+		}
+		s->started = true;
+		hload_init(&s->load, c);
+		phase(s, "%u nodes of %s up", c->n, c->d->name);
+		return 0;
+	case STEP_WAIT:
+		if ((r = wait_leader(s, st->new_leader ? s->last_struck : -1, st->timeout_ms, &leader)))
+			return r;
+		phase(s, "%s leads", c->names[leader]);
+		return 0;
+	case STEP_LOAD:
+		if ((r = hload_run(&s->load, st->count))) {
+			snprintf(s->err, sizeof(s->err), "%s", c->err);
+			return r;
+		}
+		phase(s, "load: %" PRIu64 " operations so far, %" PRIu64 " acknowledged", s->load.ops, s->load.acked);
+		return 0;
+	case STEP_KILL:
+	case STEP_PAUSE:
+	case STEP_RESTART:
+		if ((r = target(s, st, &node)))
+			return r;
+		s->last_struck = node;
+		if (st->kind == STEP_KILL) {
+			phase(s, "killing %s", c->names[node]);
+			r = hcluster_kill(c, node);
+		} else if (st->kind == STEP_RESTART) {
+			phase(s, "restarting %s", c->names[node]);
+			r = hcluster_restart(c, node);
+		} else {
+			phase(s, "pausing %s for %u ms", c->names[node], st->ms);
+			if (!(r = hcluster_pause(c, node))) {
+				sup_sleep_ms(st->ms);
+				r = hcluster_resume(c, node);
+			}
+		}
+		if (r)
+			snprintf(s->err, sizeof(s->err), "%s", c->err);
+		return r;
+	case STEP_QUIET: {
+		struct quiet_wait q = { s, (uint64_t)-1, sup_now_ms(), st->ms };
+		r = sup_wait_until(quiet_cond, &q, 50, st->timeout_ms, NULL);
+		if (r == -ETIMEDOUT) /* a system that never quiets down (heartbeats) is not an error */
+			r = 0;
+		return r;
+	}
+	case STEP_SLEEP:
+		sup_sleep_ms(st->ms);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int hscenario_run(struct hscenario *s, const struct desc_scenario *sc)
+{
+	s->last_struck = -1;
+	for (size_t i = 0; i < sc->n; i++) {
+		int r = step(s, &sc->steps[i]);
+		if (sup_interrupted())
+			return -EINTR;
+		if (r) {
+			char what[HCLUSTER_ERR_SIZE];
+			snprintf(what, sizeof(what), "%s", s->err);
+			snprintf(s->err, sizeof(s->err), "scenario %.40s, step %zu (%.200s:%u): %.450s", sc->name, i + 1, s->d->path,
+				 sc->steps[i].pos.line, what);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void hscenario_fini(struct hscenario *s)
+{
+	if (s->started)
+		hload_fini(&s->load);
+}
