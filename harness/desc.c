@@ -345,10 +345,10 @@ static int read_load(struct rd *r, const struct ynode *top)
 
 static int read_probes(struct rd *r, const struct ynode *top)
 {
-	static const char *const keys[] = { "go", "functions", NULL };
+	static const char *const keys[] = { "go", "read_sets", "functions", NULL };
 	static const char *const go_keys[] = { "package", "gopath", NULL };
-	static const char *const fkeys[] = { "func", "at", "name", "reads", NULL };
-	const struct ynode *n = ynode_get(top, "probes"), *g, *fs;
+	static const char *const fkeys[] = { "func", "at", "name", "with", "reads", NULL };
+	const struct ynode *n = ynode_get(top, "probes"), *g, *fs, *sets;
 	struct desc *d = r->d;
 	int e;
 	if (!n)
@@ -364,6 +364,11 @@ static int read_probes(struct rd *r, const struct ynode *top)
 		return e;
 	if (!d->go_path && !(d->go_path = strdup("/usr/share/gocode")))
 		return -ENOMEM;
+	if ((sets = ynode_get(n, "read_sets")) && (e = want(r, sets, YNODE_MAP, "probes.read_sets")))
+		return e;
+	for (size_t i = 0; sets && i < sets->n; i++)
+		if ((e = want(r, sets->items[i], YNODE_MAP, "a read set")))
+			return e;
 	if (!(fs = ynode_get(n, "functions")))
 		return FAIL(r, n, "probes: 'functions' is missing");
 	if ((e = want(r, fs, YNODE_SEQ, "probes.functions")))
@@ -390,20 +395,42 @@ static int read_probes(struct rd *r, const struct ynode *top)
 			else if (strcmp(at->str, "entry"))
 				return FAIL(r, at, "at: '%s' is not entry or return", at->str);
 		}
-		if (!(rs = ynode_get(f, "reads")))
-			continue;
-		if ((e = want(r, rs, YNODE_MAP, "reads")))
-			return e;
-		for (size_t j = 0; j < rs->n; j++) {
-			struct desc_read *rd = &p->reads[p->nreads];
-			if (p->nreads == DESC_MAX_READS)
-				return FAIL(r, rs, "reads: at most %d per probe", DESC_MAX_READS);
-			p->nreads++;
-			rd->pos = (struct desc_pos){ rs->key_line[j], rs->key_col[j] };
-			if (!(rd->name = strdup(rs->keys[j])))
-				return -ENOMEM;
-			if ((e = str_of(r, rs->items[j], "a read", &rd->expr)))
+		/* The read sets it names (with: [a, b]), then its own reads. */
+		const struct ynode *with = ynode_get(f, "with"), *lists[DESC_MAX_READS + 1];
+		size_t nlists = 0;
+		if (with) {
+			if ((e = want(r, with, YNODE_SEQ, "with")))
 				return e;
+			for (size_t j = 0; j < with->n && nlists < DESC_MAX_READS; j++) {
+				const struct ynode *w = with->items[j], *set;
+				if ((e = want(r, w, YNODE_SCALAR, "with")))
+					return e;
+				if (!(set = ynode_get(sets, w->str)))
+					return FAIL(r, w, "with: no read set named '%s' in probes.read_sets", w->str);
+				lists[nlists++] = set;
+			}
+		}
+		if ((rs = ynode_get(f, "reads")))
+			lists[nlists++] = rs;
+		for (size_t q = 0; q < nlists; q++) {
+			rs = lists[q];
+			if ((e = want(r, rs, YNODE_MAP, "reads")))
+				return e;
+			for (size_t j = 0; j < rs->n; j++) {
+				struct desc_read *rd = &p->reads[p->nreads];
+				if (p->nreads == DESC_MAX_READS)
+					return FAIL(r, rs, "reads: at most %d per probe", DESC_MAX_READS);
+				for (size_t k = 0; k < p->nreads; k++)
+					if (!strcmp(p->reads[k].name, rs->keys[j]))
+						return fail_at(r, rs->key_line[j], rs->key_col[j], "read '%s' is given twice in "
+							       "probe %s", rs->keys[j], p->name);
+				p->nreads++;
+				rd->pos = (struct desc_pos){ rs->key_line[j], rs->key_col[j] };
+				if (!(rd->name = strdup(rs->keys[j])))
+					return -ENOMEM;
+				if ((e = str_of(r, rs->items[j], "a read", &rd->expr)))
+					return e;
+			}
 		}
 	}
 	return 0;

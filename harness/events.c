@@ -21,11 +21,14 @@ struct hevents {
 	struct fold *f;
 	const struct hprobes *probes;
 	spt_val *out; /* the current hit's events */
+	char **nodes;
+	size_t nnodes;
 	struct last_hit last[NGOROUTINES];
 	struct hevents_stats st;
 };
 
-int hevents_new(const char *module, const struct hprobes *probes, struct hevents **out, char *err, size_t errsize)
+int hevents_new(const char *module, const struct hprobes *probes, const char *const *nodes, size_t nnodes,
+		struct hevents **out, char *err, size_t errsize)
 {
 	struct check_error ce = { "" };
 	struct hevents *e = calloc(1, sizeof(*e));
@@ -39,6 +42,15 @@ int hevents_new(const char *module, const struct hprobes *probes, struct hevents
 		return r;
 	}
 	e->probes = probes;
+	if (!(e->nodes = calloc(nnodes + 1, sizeof(char *)))) {
+		hevents_free(e);
+		return snprintf(err, errsize, "out of memory"), -ENOMEM;
+	}
+	for (size_t i = 0; i < nnodes; i++)
+		if (!(e->nodes[e->nnodes++] = strdup(nodes[i]))) {
+			hevents_free(e);
+			return snprintf(err, errsize, "out of memory"), -ENOMEM;
+		}
 	*out = e;
 	return 0;
 }
@@ -48,6 +60,9 @@ void hevents_free(struct hevents *e)
 	if (!e)
 		return;
 	fold_free(e->f);
+	for (size_t i = 0; i < e->nnodes; i++)
+		free(e->nodes[i]);
+	free(e->nodes);
 	free(e);
 }
 
@@ -98,7 +113,8 @@ static spt_val *read_value(struct spt_arena *a, const struct hread *h, const str
 }
 
 /* The hit as the module sees it. */
-static spt_val *hit_value(struct spt_arena *a, const struct hprobe *p, const struct collect_shape *s)
+static spt_val *hit_value(struct spt_arena *a, const struct hevents *e, const struct hprobe *p,
+			  const struct collect_shape *s)
 {
 	const struct uprobe_event *ev = s->ev;
 	const char *rnames[DESC_MAX_READS];
@@ -116,14 +132,19 @@ static spt_val *hit_value(struct spt_arena *a, const struct hprobe *p, const str
 		if (!(rvals[nr++] = read_value(a, h, ev, s->size)))
 			return NULL;
 	}
-	spt_val *r = spt_rec(a, rnames, rvals, nr), *fs = spt_set(a, faulted, nf);
-	const char *names[] = { "probe", "node", "tid", "ts", "r", "faulted" };
+	spt_val *r = spt_rec(a, rnames, rvals, nr), *fs = spt_set(a, faulted, nf), **nv;
+	if (!(nv = spt_arena_alloc(a, (e->nnodes + 1) * sizeof(*nv))))
+		return NULL;
+	for (size_t i = 0; i < e->nnodes; i++)
+		if (!(nv[i] = spt_cstr(a, e->nodes[i])))
+			return NULL;
+	const char *names[] = { "probe", "node", "tid", "ts", "r", "faulted", "nodes" };
 	spt_val *vals[] = { spt_cstr(a, p->dp->name), spt_cstr(a, s->node), spt_int(a, ev->tid),
-			    spt_int(a, (int64_t)s->ktime), r, fs };
-	for (size_t i = 0; i < 6; i++)
+			    spt_int(a, (int64_t)s->ktime), r, fs, spt_seq(a, nv, e->nnodes) };
+	for (size_t i = 0; i < 7; i++)
 		if (!vals[i])
 			return NULL;
-	return spt_rec(a, names, vals, 6);
+	return spt_rec(a, names, vals, 7);
 }
 
 static int bad_event(struct hevents *e, struct collect_shape *s, spt_val *ev, const char *what)
@@ -177,7 +198,7 @@ int hevents_shape(void *ctx, struct collect_shape *s)
 			return 1;
 		}
 		struct spt_arena *a = fold_begin(e->f);
-		spt_val *hit = a ? hit_value(a, p, s) : NULL;
+		spt_val *hit = a ? hit_value(a, e, p, s) : NULL;
 		if (!hit) {
 			snprintf(s->err, sizeof(s->err), "out of memory shaping a %s hit", p->dp->name);
 			return -ENOMEM;

@@ -6,7 +6,7 @@
  * ShapeInit; hit is the record
  *   [probe |-> the probe's name, node |-> the node (by pid), tid |-> the thread,
  *    ts |-> nanoseconds (CLOCK_MONOTONIC), r |-> [read name |-> value, ...],
- *    faulted |-> {names of the reads that could not be read}]
+ *    faulted |-> {names of the reads that could not be read}, nodes |-> <<every node's name>>]
  * (values: integers, booleans, strings, byte strings as sequences of 0..255; a pointer is its
  * address as an integer), and Shape gives [acc |-> the new acc, out |-> <<event, ...>>], each
  * event a record [kind |-> "...", args |-> [...], state |-> [...], msg |-> [dir |-> "send" or
@@ -26,7 +26,8 @@ struct hevents_stats {
 	uint64_t hits, events, repeats; /* repeats: entry hits dropped as morestack repeats */
 };
 
-int hevents_new(const char *module, const struct hprobes *probes, struct hevents **out, char *err, size_t errsize);
+int hevents_new(const char *module, const struct hprobes *probes, const char *const *nodes, size_t nnodes,
+		struct hevents **out, char *err, size_t errsize);
 void hevents_free(struct hevents *e);
 /* The collect_shape_fn, with the hevents as ctx. */
 int hevents_shape(void *ctx, struct collect_shape *s);

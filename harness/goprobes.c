@@ -197,10 +197,15 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 			if ((r = part_read(f, part, at_return, &spec.reads[nr], &need_reg[nr], &need_slot[nr], err, what)))
 				return r;
 			const char *role = gstr(part, "role");
-			if (role && !strcmp(role, "bytes"))
+			if (role && !strcmp(role, "bytes")) {
 				h->b = (int)nr;
-			else
+				if (h->v >= 0) { /* the length came first: read no more than it */
+					spec.reads[nr].flags |= UPROBE_READ_LEN;
+					spec.reads[nr].len_read = (uint8_t)h->v;
+				}
+			} else {
 				h->v = (int)nr;
+			}
 			nr++;
 		}
 	}

@@ -176,9 +176,13 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 		if (r->nderef > UPROBE_MAX_DEREFS)
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: %u dereferences (at most %d)",
 				    probe_id, i, r->nderef, UPROBE_MAX_DEREFS);
-		if (r->flags & ~(UPROBE_READ_SIGNED | UPROBE_READ_TAIL))
+		if (r->flags & ~(UPROBE_READ_SIGNED | UPROBE_READ_TAIL | UPROBE_READ_LEN))
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: unknown flags 0x%x", probe_id, i,
 				    r->flags);
+		if ((r->flags & UPROBE_READ_LEN) && (r->kind != UPROBE_READ_BLOCK || r->len_read >= i ||
+						      spec->reads[r->len_read].kind == UPROBE_READ_NONE))
+			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: UPROBE_READ_LEN is for a BLOCK read whose "
+				    "length read %u is an earlier, used read", probe_id, i, r->len_read);
 		if ((r->flags & UPROBE_READ_TAIL) && r->kind != UPROBE_READ_ARRAY)
 			return fail(l, -EINVAL, "uprobe attach: probe %u read %u: UPROBE_READ_TAIL is for ARRAY reads only",
 				    probe_id, i);
@@ -220,7 +224,8 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 		out->reads[i] = *r;
 		if (r->kind != UPROBE_READ_ARRAY) {
 			/* Unused here: cleared so that equal specs compare equal (-EEXIST check). */
-			out->reads[i].len_read = 0;
+			if (!(r->flags & UPROBE_READ_LEN))
+				out->reads[i].len_read = 0;
 			out->reads[i].stride = 0;
 		}
 	}

@@ -31,6 +31,7 @@ liblttng-ctl-dev
 libbabeltrace2-dev
 golang-go
 golang-etcd-server-dev
+golang-github-nats-io-nats-server-dev
 openjdk-17-jdk-headless
 npm /usr/bin/npm
 nodejs /usr/bin/node
@@ -44,6 +45,7 @@ libslf4j-java
 openjdk-17-jre-headless
 redis-server
 redis-tools
+nats-server
 lttng-tools
 # tests and demo
 jq

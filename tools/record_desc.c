@@ -192,13 +192,16 @@ static int record(struct rec *r)
 		cli_fail(c, "%s", err);
 		goto out;
 	}
-	if (hevents_new(module, &probes, &ev, err, sizeof(err))) {
+	const char *names[HCLUSTER_MAX_NODES];
+	for (unsigned i = 0; i < r->com.nodes; i++) {
+		snprintf(r->names[i], sizeof(r->names[i]), "n%u", i + 1);
+		names[i] = r->names[i];
+	}
+	if (hevents_new(module, &probes, names, r->com.nodes, &ev, err, sizeof(err))) {
 		cli_fail(c, "%s", err);
 		goto out;
 	}
 	version_of(r, binary, version, sizeof(version));
-	for (unsigned i = 0; i < r->com.nodes; i++)
-		snprintf(r->names[i], sizeof(r->names[i]), "n%u", i + 1);
 	if (record_capture_open(c, &r->com, d->name, version, "n", l, &probes.ctable, hevents_shape, ev, &w, &r->col,
 				&bg))
 		goto out;
@@ -286,8 +289,9 @@ static int record(struct rec *r)
 		       st->events, lost, st->sends, st->receives, st->unpaired_receives, d->name, r->com.scenario, cl.n,
 		       r->com.out);
 		if (sc.started && d->has_load)
-			printf("load: %" PRIu64 " operations, %" PRIu64 " acknowledged, %" PRIu64 " failed\n", sc.load.ops,
-			       sc.load.acked, sc.load.failed);
+			printf("load: %" PRIu64 " operations, %" PRIu64 " acknowledged, %" PRIu64 " failed%s%.200s\n",
+			       sc.load.ops, sc.load.acked, sc.load.failed, sc.load.failed ? "; the first: " : "",
+			       sc.load.first_error);
 		if (d->status_leader && d->status_field)
 			printf("end state of every live node (%s) %s what the nodes report\n", d->status_field,
 			       bad ? "DIFFERS from" : "agrees with");

@@ -176,6 +176,19 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 	if (kind == UPROBE_READ_BLOCK && block) {
 		if (size == 0 || size > UPROBE_MAX_BLOCK || v + (__s64)r->off < LOW_ADDR)
 			return 1;
+		if (r->flags & UPROBE_READ_LEN) {
+			/* At most the length an earlier read gave: a short string's bytes, without
+			 * reading past it into memory that may not be mapped. */
+			__u32 lr = r->len_read;
+			if (lr >= i || (e->err & (1u << lr)))
+				return 1;
+			if (e->val[lr] < size)
+				size = (__u32)e->val[lr];
+			if (size == 0) {
+				*val = 0;
+				return 0;
+			}
+		}
 		if (bpf_probe_read_user(block, size & (2 * UPROBE_MAX_BLOCK - 1),
 					(const void *)(v + (__s64)r->off)))
 			return 1; /* the helper zeroed the destination */

@@ -58,6 +58,7 @@ enum uprobe_read_kind {
 
 #define UPROBE_READ_SIGNED 0x1u /* VALUE/MEM: sign-extend from size bytes instead of zero-extend */
 #define UPROBE_READ_TAIL 0x2u   /* ARRAY: the last n elements instead of the first n */
+#define UPROBE_READ_LEN 0x4u    /* BLOCK: at most val[len_read] bytes (an earlier read), not size */
 
 /* One read: v = source; then nderef times v = *(u64 *)(v + deref_off[k]); then the kind's read. */
 struct uprobe_read {
@@ -67,7 +68,8 @@ struct uprobe_read {
 			* elements: 1..UPROBE_MAX_ELEMS (ARRAY) */
 	__u8 nderef;   /* 0..UPROBE_MAX_DEREFS */
 	__u8 flags;    /* UPROBE_READ_* */
-	__u8 len_read; /* ARRAY: index (< this read's) of the read whose val is the element count */
+	__u8 len_read; /* ARRAY: index (< this read's) of the read whose val is the element count;
+			* BLOCK with UPROBE_READ_LEN: of the read whose val bounds the bytes read */
 	__u16 stride;  /* ARRAY: bytes from one element to the next, > 0 */
 	__s32 src_off; /* UPROBE_SRC_STACK: offset from rsp; otherwise 0 */
 	__s32 deref_off[UPROBE_MAX_DEREFS];

@@ -14,7 +14,8 @@
 // The request: {"functions": [{"name": "(*raft).processVoteRequest", "reads": ["n.term",
 // "vr.candidate", "len(n.peers)"]}]}. A function is "F", "(*T).M" or "(T).M". A read is a
 // parameter (named as in the source; the receiver too) followed by field selectors, through
-// pointers and embedded fields, optionally inside len(...). The answer (stdout, JSON) gives each
+// pointers and embedded fields, optionally inside len(...) or, for a string read as its bytes,
+// bytes(...). The answer (stdout, JSON) gives each
 // parameter's registers (DWARF numbers) or stack offset at the entry (from rsp; rsp+0 is the
 // return address) and its spill slot (its place in the caller's frame, where the function may
 // save a register argument), and each read as a chain the generic BPF program performs: a
@@ -347,12 +348,16 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 	if err != nil {
 		return nil, err
 	}
-	wantLen := false
+	wantLen, wantBytes := false, false
 	if call, ok := e.(*ast.CallExpr); ok {
-		if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "len" && len(call.Args) == 1 {
+		id, ok := call.Fun.(*ast.Ident)
+		switch {
+		case ok && id.Name == "len" && len(call.Args) == 1:
 			wantLen, e = true, call.Args[0]
-		} else {
-			return nil, errors.New("only len(...) may be called")
+		case ok && id.Name == "bytes" && len(call.Args) == 1:
+			wantBytes, e = true, call.Args[0]
+		default:
+			return nil, errors.New("only len(...) and bytes(...) may be called")
 		}
 	}
 	var chain []string
@@ -428,7 +433,14 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 		}
 		_ = fv
 	}
-	return finalRead(expr, pl, t, wantLen)
+	ra, err := finalRead(expr, pl, t, wantLen)
+	if err == nil && wantBytes {
+		if ra.Kind != "string" {
+			return nil, errors.New("bytes(...) takes a string")
+		}
+		ra.Kind = "bytes"
+	}
+	return ra, err
 }
 
 func allVars(sig *types.Signature) []*types.Var {
