@@ -174,11 +174,12 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 		return 0;
 	}
 	if (kind == UPROBE_READ_BLOCK && block) {
-		if (size == 0 || size > UPROBE_MAX_BLOCK || v + (__s64)r->off < LOW_ADDR)
+		if (size == 0 || size > UPROBE_MAX_BLOCK)
 			return 1;
 		if (r->flags & UPROBE_READ_LEN) {
 			/* At most the length an earlier read gave: a short string's bytes, without
-			 * reading past it into memory that may not be mapped. */
+			 * reading past it into memory that may not be mapped; an empty one (whose
+			 * pointer may be nil) reads nothing. */
 			__u32 lr = r->len_read;
 			if (lr >= i || (e->err & (1u << lr)))
 				return 1;
@@ -189,6 +190,8 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
 				return 0;
 			}
 		}
+		if (v + (__s64)r->off < LOW_ADDR)
+			return 1;
 		if (bpf_probe_read_user(block, size & (2 * UPROBE_MAX_BLOCK - 1),
 					(const void *)(v + (__s64)r->off)))
 			return 1; /* the helper zeroed the destination */
