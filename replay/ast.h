@@ -49,6 +49,8 @@ enum ast_kind {
 	A_LAMBDA,    /* LAMBDA params : body: lambda holds it as a definition */
 	A_STUTTER,   /* [a[0]]_a[1] or <<a[0]>>_a[1] (num: 1 for the angle form) */
 	A_CDOT,      /* a[0] \cdot a[1]: a step of a[0], then one of a[1] from the state it reached */
+	A_INST,      /* a[0] evaluated with the parameters of the parameterized instance ipar - 1 bound
+		      * to the first cells of the frame (the body of a synthesized P!Op: resolve.c) */
 	A_UNSUPPORTED, /* a construct the evaluator cannot evaluate (temporal operators, fairness):
 			* name says which; an error only when evaluated, so a spec may define
 			* Spec == Init /\ [][Next]_vars and be checked step by step */
@@ -80,6 +82,7 @@ struct ast;
 struct opdef;
 struct module;
 struct builtin;
+struct instance;
 
 /* One bound of a quantifier or constructor: x \in S, or <<x, y>> \in S (tuple). */
 struct bound {
@@ -128,6 +131,8 @@ struct ast {
 	bool op_ref;         /* an operator passed as an argument (F in Op(F)), not evaluated */
 	bool memo;           /* a call of a cacheable definition from outside its recursion */
 	uint16_t up;         /* REF_LOCAL */
+	uint16_t ipar;       /* a parameterized instance's number + 1 (0: none): for A_INST, a
+			      * REF_SUBST of its substitutions, a REF_LOCAL naming its parameter */
 	uint32_t slot;       /* REF_LOCAL, REF_CONST, REF_VAR, REF_SET */
 	union {
 		struct opdef *def;        /* REF_DEF; REF_LOCAL naming a LET definition */
@@ -169,6 +174,11 @@ struct opdef {
 	bool recursing;        /* resolver's fixed point */
 	uint32_t scc;          /* resolver: recursion group (calls inside it are not cached) */
 	uint64_t *unchanged;   /* an action: the variables it surely leaves unchanged, or NULL (frames.c) */
+	/* Parameterized instances (I(x) == INSTANCE M): */
+	struct instance *ientry; /* a synthesized I!Op(x, args) == [x bound] Op(args): I */
+	uint64_t ipars;        /* the instances whose parameters the body reads (bit ipar - 1, the
+				* last bit for all beyond 63): never cached (the parameters are no key) */
+	uint64_t ipars_primed; /* ... of those, the ones it reads primed or UNCHANGED */
 };
 
 #endif

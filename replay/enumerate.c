@@ -19,6 +19,9 @@ struct cont {
 	struct ctx c;
 	const struct cont *next;
 	bool changed; /* e is the v of <<A>>_v, reached after A: go on only when v' # v */
+	bool rebind;  /* e is an A_INST whose steps are done: its instance's parameters are
+		       * bound to `bound` again (as before it) for the steps after it */
+	struct frame *bound;
 };
 
 struct en {
@@ -56,12 +59,15 @@ static int next(struct en *en, const struct cont *k, const struct ast *at)
 
 /* The state variable x names (a variable, an instance's substitution by one, or a parameter
  * bound to one), or -1. */
-static int var_index(struct ctx c, const struct ast *x)
+static int var_index(struct interp *in, struct ctx c, const struct ast *x)
 {
 	for (int guard = 0; guard < 16 && x->kind == A_NAME && x->n == 0; guard++) {
 		if (x->ref == REF_VAR)
 			return (int)x->slot;
 		if (x->ref == REF_SUBST) {
+			/* (A parameterized instance's substitution names its parameters: their frame.) */
+			if (x->ipar && subst_ctx(in, x, c.primed, &c))
+				break;
 			x = x->r.subst;
 			continue;
 		}
@@ -77,10 +83,10 @@ static int var_index(struct ctx c, const struct ast *x)
 static int target(struct interp *in, struct ctx c, const struct ast *lhs)
 {
 	if (in->init_mode)
-		return c.primed ? -1 : var_index(c, lhs);
+		return c.primed ? -1 : var_index(in, c, lhs);
 	for (int guard = 0; guard < 16 && !c.primed; guard++) {
 		if (lhs->kind == A_PRIME)
-			return var_index(c, lhs->a[0]);
+			return var_index(in, c, lhs->a[0]);
 		/* A parameter standing for x' (Send(p, m, m') == m' = ...: lhs is m). */
 		const struct ast *t = thunk_expr(&c, lhs);
 		if (!t)
@@ -237,7 +243,7 @@ static int unchanged(struct en *en, const struct ast *v, struct ctx c, const str
 		struct cont k2 = { un, c, rest, false };
 		return unchanged(en, v->a[0], c, &k2, at);
 	}
-	int var = var_index(c, v);
+	int var = var_index(in, c, v);
 	if (var >= 0) {
 		if (!in->cur[var])
 			return ev_fail(&in->ev, v, "UNCHANGED %s, but %s has no value in this state", in->vars[var], in->vars[var]);
@@ -418,6 +424,13 @@ static int step_inner(struct en *en, const struct cont *k)
 {
 	struct interp *in = en->in;
 	const struct ast *e = k->e;
+	if (k->rebind) {
+		struct frame **slot = &in->ibind[e->ipar - 1], *inner = *slot;
+		*slot = k->bound;
+		int rc = next(en, k->next, e);
+		*slot = inner;
+		return rc;
+	}
 	if (k->changed) {
 		struct ast same = { .kind = A_UNCHANGED, .pos = e->pos, .n = 1, .a = (struct ast *[]){ (struct ast *)e } };
 		bool b;
@@ -497,6 +510,17 @@ static int step_inner(struct en *en, const struct cont *k)
 		}
 		struct cont k2 = { e->a[0], k->c, k->next, false };
 		return step(en, &k2);
+	}
+	case A_INST: {
+		/* P(a)!Op: P's parameters are the first cells of the frame while Op's steps are taken
+		 * (as eval binds them); the steps after Op see the binding from before. */
+		struct frame **slot = &in->ibind[e->ipar - 1], *saved = *slot;
+		struct cont back = { e, k->c, k->next, false, true, saved };
+		struct cont k2 = { e->a[0], k->c, &back, false, false, NULL };
+		*slot = k->c.f;
+		int rc = step(en, &k2);
+		*slot = saved;
+		return rc;
 	}
 	case A_CDOT:
 		return cdot(en, k);

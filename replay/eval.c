@@ -65,6 +65,7 @@ void interp_init(struct interp *in, struct spec *s, struct spt_arena *long_arena
 	in->memo_tries = calloc(in->n_once + 1, sizeof(*in->memo_tries));
 	in->memo_hits = calloc(in->n_once + 1, sizeof(*in->memo_hits));
 	memo_init(&in->memo, 201, 202, MEMO_LIMIT);
+	in->ibind = calloc(spec_n_ipar(s) + 1, sizeof(*in->ibind));
 }
 
 void interp_fini(struct interp *in)
@@ -76,6 +77,7 @@ void interp_fini(struct interp *in)
 	free(in->once);
 	free(in->memo_tries);
 	free(in->memo_hits);
+	free(in->ibind);
 	memo_fini(&in->memo);
 	bi_tlc_fini(&in->ev);
 	ev_fini(&in->ev);
@@ -102,6 +104,17 @@ struct ctx interp_frame_ctx(struct interp *in, uint32_t nslots)
 
 static int oom(struct interp *in, const struct ast *at) { return ev_fail(&in->ev, at, "out of memory"); }
 
+static struct frame *frame_new_n(struct interp *in, uint32_t n, struct frame *up)
+{
+	struct frame *f = spt_arena_alloc(A(in), sizeof(*f) + (n ? n : 1) * sizeof(f->c[0]));
+	if (f) {
+		f->up = up;
+		f->n = n;
+		memset(f->c, 0, (n ? n : 1) * sizeof(f->c[0]));
+	}
+	return f;
+}
+
 struct frame *frame_new(struct interp *in, const struct opdef *d, struct frame *up, const struct ast *at)
 {
 	uint32_t n = d->nslots;
@@ -117,11 +130,19 @@ struct frame *frame_new(struct interp *in, const struct opdef *d, struct frame *
 }
 
 /* The context an instance's substitution (a REF_SUBST name) is evaluated in: a frame of its own
- * when it binds names ([p \in S |-> ...]). */
-static int subst_ctx(struct interp *in, const struct ast *e, bool primed, struct ctx *out)
+ * when it binds names ([p \in S |-> ...]), or when it is a parameterized instance's: then the
+ * frame's `up` holds the parameters of the I(a)!Op being evaluated (A_INST). */
+int subst_ctx(struct interp *in, const struct ast *e, bool primed, struct ctx *out)
 {
 	struct frame *f = NULL;
-	if (e->slot) {
+	if (e->ipar) {
+		struct frame *params = in->ibind[e->ipar - 1];
+		if (!params)
+			return ev_fail(&in->ev, e, "internal: %s stands for an expression of an instance's parameters, "
+						   "which are not bound here", e->name);
+		if (!(f = frame_new_n(in, e->slot, params)))
+			return oom(in, e);
+	} else if (e->slot) {
 		f = spt_arena_alloc(A(in), sizeof(*f) + e->slot * sizeof(f->c[0]));
 		if (!f)
 			return oom(in, e);
@@ -782,7 +803,7 @@ static const struct ast *unfold(struct ctx *c, const struct ast *e)
 		if (e->ref == REF_DEF && !e->r.def->n_params && !e->r.def->n_fbounds) {
 			*c = (struct ctx){ NULL, NULL, c->primed };
 			e = e->r.def->body;
-		} else if (e->ref == REF_SUBST) {
+		} else if (e->ref == REF_SUBST && !e->ipar) {
 			*c = (struct ctx){ NULL, NULL, c->primed };
 			e = e->r.subst;
 		} else {
@@ -1479,6 +1500,14 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_LET:
 		rc = eval_let(in, c, e, out);
 		break;
+	case A_INST: {
+		/* P(a)!Op: P's parameters are the first cells of c's frame while Op is evaluated. */
+		struct frame *saved = in->ibind[e->ipar - 1];
+		in->ibind[e->ipar - 1] = c.f;
+		rc = eval(in, c, e->a[0], out);
+		in->ibind[e->ipar - 1] = saved;
+		break;
+	}
 	case A_CHOOSE: {
 		if (!e->bounds[0].set) {
 			rc = ev_unsupported(&in->ev, e, "CHOOSE %s : P without a set cannot be evaluated (TLC cannot either): give the "

@@ -139,6 +139,7 @@ static bool plain_guard(const struct ast *g)
 	case A_UNCHANGED:
 	case A_STUTTER:
 	case A_UNSUPPORTED:
+	case A_INST:
 		return false;
 	case A_NAME:
 		return g->ref != REF_LOCAL && g->ref != REF_CONST && !(g->ref == REF_DEF && g->r.def->primes_params);

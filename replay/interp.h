@@ -91,6 +91,8 @@ struct interp {
 	const struct opdef *actions[16];
 	struct en_diag *diag;   /* when set, the enumerator notes its deepest false guard */
 	struct hoist_watch *watch; /* the guards of the \E being evaluated (hoist.h) */
+	struct frame **ibind;   /* by ipar - 1: the frame holding the parameters of the
+				 * parameterized instance's I(a)!Op being evaluated (A_INST), or NULL */
 };
 
 /* s must be resolved (spec_resolve). long_arena holds what outlives a window. */
@@ -127,6 +129,8 @@ int eval_call(struct interp *in, const struct opdef *d, spt_val *const *args, ui
 /* Binds d's parameters to the argument expressions of call (evaluated in c) in a new frame. */
 int bind_args(struct interp *in, struct ctx c, const struct ast *call, const struct opdef *d, struct frame *env,
 	      struct frame **out);
+/* The context a REF_SUBST name's substitution is evaluated in (primed: inside e'). */
+int subst_ctx(struct interp *in, const struct ast *e, bool primed, struct ctx *out);
 /* The cell a REF_LOCAL name denotes in c. */
 struct cell *local_cell(struct ctx c, const struct ast *e);
 /* When e is a parameter bound unevaluated: the expression it stands for, and *c its context. */

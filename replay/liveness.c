@@ -263,6 +263,10 @@ static int walk(struct mc_model *m, const char *name, struct lctx *c, const stru
 	}
 	if (e->kind == A_NAME && e->ref == REF_DEF && e->r.def->level == L_TEMPORAL && !e->r.def->n_fbounds) {
 		const struct opdef *d = e->r.def;
+		if (d->ientry)
+			return mc_fail(err, -ENOTSUP,
+				       "%s:%u:%u: %s: temporal formulas of a parameterized instance (I(x)!Spec) are not supported",
+				       e->pos.file, e->pos.line, e->pos.col, d->name);
 		if (d->higher_order || e->n != d->n_params || d->n_params > MAX_BIND)
 			return mc_fail(err, -ENOTSUP, "%s:%u:%u: the temporal operator %s takes operator arguments", e->pos.file,
 				    e->pos.line, e->pos.col, d->name);

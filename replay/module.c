@@ -66,6 +66,7 @@ struct spec {
 		const char *name, *path;
 	} *embedded;
 	uint32_t n_embedded;
+	uint32_t n_ipar;        /* parameterized instances (I(x) == INSTANCE ...) */
 };
 
 /* ---- interning ---- */
@@ -114,6 +115,8 @@ const char *spec_intern(struct spec *s, const char *name, size_t len)
 }
 
 struct spt_arena *spec_arena(struct spec *s) { return &s->arena; }
+
+uint32_t spec_n_ipar(struct spec *s) { return s->n_ipar; }
 
 struct module *const *spec_modules(struct spec *s, uint32_t *n)
 {
@@ -353,9 +356,42 @@ static void set_subst(struct module *mod, struct instance *in, int depth)
 		set_subst(mod->ext[i], in, depth + 1);
 }
 
+/* I(x) == INSTANCE N: a parameter named as a constant or variable of N that WITH does not
+ * substitute is substituted for it (the implicit x <- x, x being the parameter). */
+static int add_param_substs(struct spec *s, struct instance *in, const char **params, uint32_t n_params,
+			    struct src_pos pos)
+{
+	in->params = params;
+	in->n_params = n_params;
+	in->ipar = (uint16_t)++s->n_ipar;
+	if (!(in->plevel = spt_arena_alloc(&s->arena, n_params)))
+		return -ENOMEM;
+	memset(in->plevel, 0, n_params);
+	for (uint32_t i = 0; i < n_params; i++) {
+		bool given = false;
+		for (uint32_t j = 0; j < in->n && !given; j++)
+			given = in->from[j] == params[i];
+		struct symbol *sym = module_lookup(in->mod, params[i]);
+		if (given || !sym || (sym->kind != SYM_CONST && sym->kind != SYM_VAR))
+			continue;
+		struct ast *name = spt_arena_alloc(&s->arena, sizeof(*name));
+		if (!name)
+			return -ENOMEM;
+		memset(name, 0, sizeof(*name));
+		name->kind = A_NAME;
+		name->pos = pos;
+		name->name = params[i];
+		in->from[in->n] = params[i];
+		in->to[in->n] = name;
+		in->to_slots[in->n++] = 0;
+	}
+	return 0;
+}
+
 /* INSTANCE N WITH a <- e, ...: a copy of N whose constants and variables stand for expressions. */
 static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, struct module *m, const char *src,
-				      TSNode inst, struct spec_error *err, int depth)
+				      TSNode inst, struct spec_error *err, int depth, const char **params, uint32_t n_params,
+				      struct src_pos ppos)
 {
 	TSNode ks[256];
 	uint32_t nk = 0, total = ts_node_named_child_count(inst);
@@ -385,9 +421,9 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 	memset(in, 0, sizeof(*in));
 	in->mod = mod;
 	in->in = m;
-	in->from = spt_arena_alloc(&s->arena, nk * sizeof(*in->from));
-	in->to = spt_arena_alloc(&s->arena, nk * sizeof(*in->to));
-	in->to_slots = spt_arena_alloc(&s->arena, nk * sizeof(*in->to_slots));
+	in->from = spt_arena_alloc(&s->arena, (nk + n_params) * sizeof(*in->from));
+	in->to = spt_arena_alloc(&s->arena, (nk + n_params) * sizeof(*in->to));
+	in->to_slots = spt_arena_alloc(&s->arena, (nk + n_params) * sizeof(*in->to_slots));
 	if (!in->from || !in->to || !in->to_slots)
 		return NULL;
 	for (uint32_t i = 1; i < nk; i++) {
@@ -415,6 +451,8 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 		in->to_slots[in->n] = 0;
 		in->n++;
 	}
+	if (n_params && add_param_substs(s, in, params, n_params, ppos))
+		return NULL;
 	set_subst(mod, in, 0);
 	return in;
 }
@@ -425,16 +463,32 @@ static int named_instance(struct spec *s, struct parse_ctx *pc, struct module *m
 			  struct spec_error *err, int depth, struct src_pos pos, bool known_ok)
 {
 	TSNode name = named_field(u, "name"), def = named_field(u, "definition");
-	if (ts_node_named_child_count(u) > 3) {
-		set_err(err, m->path, pos.line, pos.col, "parameterized instances (I(x) == INSTANCE ...) are not supported");
-		return -EINVAL;
+	/* I(x, y) == INSTANCE ...: the parameters are the children between the name and ==. */
+	uint32_t total = ts_node_named_child_count(u), np = 0;
+	const char **params = spt_arena_alloc(&s->arena, (total ? total : 1) * sizeof(*params));
+	if (!params)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < total; i++) {
+		TSNode ch = ts_node_named_child(u, i);
+		const char *ct = ts_node_type(ch);
+		if (ts_node_eq(ch, name) || ts_node_eq(ch, def) || !strcmp(ct, "def_eq") || !strcmp(ct, "comment") ||
+		    !strcmp(ct, "block_comment"))
+			continue;
+		if (strcmp(ct, "identifier")) {
+			TSPoint p = ts_node_start_point(ch);
+			set_err(err, m->path, p.row + 1, p.column + 1,
+				"parameterized instances with operator parameters (I(F(_)) == INSTANCE ...) are not supported");
+			return -EINVAL;
+		}
+		uint32_t pa = ts_node_start_byte(ch), pb = ts_node_end_byte(ch);
+		params[np++] = spec_intern(s, src + pa, pb - pa);
 	}
 	uint32_t a = ts_node_start_byte(name), b = ts_node_end_byte(name);
 	const char *iname = spec_intern(s, src + a, b - a);
 	struct symbol *old = known_ok ? module_lookup(m, iname) : NULL;
 	if (old && old->kind == SYM_INSTANCE)
 		return 0;
-	struct instance *in = load_instance(s, pc, m, src, def, err, depth);
+	struct instance *in = load_instance(s, pc, m, src, def, err, depth, params, np, pos);
 	if (!in)
 		return -EINVAL;
 	struct symbol sym = { .name = iname, .kind = SYM_INSTANCE, .inst = in, .module = m };
@@ -579,7 +633,7 @@ static int unit(struct spec *s, struct parse_ctx *pc, struct module *m, TSNode u
 	if (!strcmp(t, "module_definition"))
 		return named_instance(s, pc, m, src, u, err, depth, pos, false);
 	if (!strcmp(t, "instance")) {
-		struct instance *in = load_instance(s, pc, m, src, u, err, depth);
+		struct instance *in = load_instance(s, pc, m, src, u, err, depth, NULL, 0, pos);
 		if (!in)
 			return -EINVAL;
 		for (uint32_t i = 0; i < in->mod->n_std; i++)

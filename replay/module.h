@@ -40,6 +40,12 @@ struct instance {
 	uint32_t *to_slots;      /* the frame each needs (the names it binds; resolver) */
 	uint32_t n;
 	struct module *in;       /* the instantiating module */
+	/* I(x, y) == INSTANCE N WITH ...: the parameters, bound when I(a, b)!Op is evaluated (the
+	 * substitutions name them); ipar is the instance's number + 1 (0: not parameterized). */
+	const char **params;
+	uint32_t n_params;
+	uint16_t ipar;
+	uint8_t *plevel;         /* each parameter's level: the highest of its arguments (resolver) */
 };
 
 struct module {
@@ -103,6 +109,8 @@ const char *spec_intern(struct spec *s, const char *name, size_t len);
 struct spt_arena *spec_arena(struct spec *s);
 
 struct symbol *module_lookup(struct module *m, const char *interned_name);
+/* How many parameterized instances the spec has (their ipar numbers are 1..n). */
+uint32_t spec_n_ipar(struct spec *s);
 /* Every loaded module (instance copies included), the root first. */
 struct module *const *spec_modules(struct spec *s, uint32_t *n);
 /* The resolver's registry of definitions: spec_add_def numbers d (d->id) and keeps it. */

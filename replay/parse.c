@@ -669,17 +669,28 @@ static struct ast *prefixed(struct conv *c, TSNode n)
 	uint32_t nc = kids(c, pre, &comps, NULL);
 	if (!comps)
 		return NULL;
-	/* A!B!Op: instances of instances (each a name: Inv!2, Op!:, ... are subexpressions). */
+	/* A!B!Op: instances of instances (each a name: Inv!2, Op!:, ... are subexpressions). A
+	 * parameterized instance's component P(a, b) is written "P(2)" in the path, its arguments
+	 * going before Op's (resolve.c takes them in path order). */
 	char path[1024];
 	size_t used = 0;
+	struct ast *iargs[64];
+	uint32_t n_iargs = 0;
 	for (uint32_t i = 0; i < nc; i++) {
 		if (!is(comps[i], "subexpr_component"))
 			return fail(c, n, "subexpression references (Op!1, Op!:, Op!<<) are not supported; only Instance!Operator");
-		if (kids(c, comps[i], &id, NULL) != 1 || !is(id[0], "identifier_ref"))
+		uint32_t nid = kids(c, comps[i], &id, NULL);
+		struct ast *app = nid == 1 && is(id[0], "bound_op") ? bound_op(c, id[0]) : NULL;
+		if (!app && (nid != 1 || !is(id[0], "identifier_ref")))
 			return c->failed ? NULL
 					 : fail(c, n, "subexpression references (Op!1, Op!:, Op!<<) are not supported; only Instance!Operator");
-		const char *iname = text(c, id[0]);
-		int w = snprintf(path + used, sizeof(path) - used, "%s%s", used ? "!" : "", iname);
+		if (app && n_iargs + app->n > 64)
+			return fail(c, n, "more than 64 instance arguments");
+		for (uint32_t k = 0; app && k < app->n; k++)
+			iargs[n_iargs++] = app->a[k];
+		const char *iname = app ? app->name : text(c, id[0]);
+		int w = app ? snprintf(path + used, sizeof(path) - used, "%s%s(%u)", used ? "!" : "", iname, app->n)
+			    : snprintf(path + used, sizeof(path) - used, "%s%s", used ? "!" : "", iname);
 		if (w < 0 || (size_t)w >= sizeof(path) - used)
 			return fail(c, n, "the instance path is too long");
 		used += (size_t)w;
@@ -689,6 +700,17 @@ static struct ast *prefixed(struct conv *c, TSNode n)
 	struct ast *inner = is(op, "bound_op") ? bound_op(c, op) : is(op, "identifier_ref") ? name_app(c, op, text(c, op), NULL, 0) : fail(c, op, "unsupported reference after !");
 	if (!inner)
 		return NULL;
+	if (n_iargs) {
+		struct ast **all = alloc(c, (n_iargs + inner->n) * sizeof(*all));
+		if (!all)
+			return NULL;
+		memcpy(all, iargs, n_iargs * sizeof(*all));
+		for (uint32_t k = 0; k < inner->n; k++)
+			all[n_iargs + k] = inner->a[k];
+		inner->a = all;
+		inner->n += n_iargs;
+		inner->pos = pos_of(c, n);
+	}
 	/* Encoded as the name "Inst!Op" ("A!B!Op" through instances of instances). */
 	const char *iname = path;
 	size_t len = strlen(iname) + strlen(inner->name) + 2;

@@ -28,11 +28,20 @@ struct rscope {
 	struct rname *names;
 	uint32_t n, cap;
 	uint32_t next, max;      /* next free slot, frame size so far */
+	struct instance *params_of; /* the parameters of I(x) == INSTANCE M (its substitutions' outer frame) */
 };
 
 /* Op!k: a definition standing for the k-th conjunct (or disjunct) of Op's body. */
 struct selected {
 	struct opdef *d, *of;
+};
+
+/* I!Op of a parameterized instance I, with n arguments in all: the synthesized definition. */
+struct synthesized {
+	struct instance *inst;
+	const char *op;
+	uint32_t n;
+	struct opdef *d;
 };
 
 struct resolver {
@@ -44,6 +53,9 @@ struct resolver {
 	struct selected *sel;
 	uint32_t n_sel;
 	bool direct;     /* resolving the Op of an I!Op reference (the instance's own copy of Op) */
+	struct synthesized *syn;
+	uint32_t n_syn;
+	bool late;       /* an expression resolved after the spec (spec_resolve_expr) */
 };
 
 #define MAX_RESOLVE_DEPTH 20000
@@ -243,6 +255,99 @@ static int res_selector(struct resolver *R, struct module *m, struct ast *e, con
 	return 1;
 }
 
+static int res_def(struct resolver *R, struct opdef *d, struct rscope *outer, struct module *m);
+
+/* P(a, b)!Op(c) (P(x, y) == INSTANCE M): a call of the definition synthesized once per P!Op,
+ * P!Op(x, y, c1) == [x, y bound as P's parameters] Op(c1), Op being P's copy's (the substitutions
+ * name x and y: they are found through the A_INST frame when evaluated). This is SANY's reading:
+ * P!Op is an operator of P's parameters followed by Op's. */
+static int res_inst_call(struct resolver *R, struct ast *e, struct instance *inst, const char *oname, uint32_t nargs,
+			 int depth)
+{
+	uint32_t k = inst->n_params;
+	if (R->late)
+		return rfail(R, e, "%s: an operator of a parameterized instance can only be used in the spec's modules "
+				   "(define one there that uses it)", e->name);
+	if (nargs < k)
+		return rfail(R, e, "%s: the instance takes %u arguments", e->name, k);
+	for (uint32_t i = 0; i < R->n_syn; i++)
+		if (R->syn[i].inst == inst && R->syn[i].op == oname && R->syn[i].n == nargs) {
+			e->ref = REF_DEF;
+			e->r.def = R->syn[i].d;
+			return 0;
+		}
+	struct spt_arena *a = spec_arena(R->spec);
+	/* Op as P's copy sees it: its arity (operator parameters pass through as such). */
+	struct ast probe = { .kind = A_NAME, .pos = e->pos, .name = oname, .n = nargs - k };
+	bool was = R->direct;
+	R->direct = !strchr(oname, '!');
+	int rc = res_global(R, inst->mod, &probe, oname, nargs - k, depth + 1);
+	R->direct = was;
+	if (rc)
+		return rc;
+	if (probe.ref == REF_NONE)
+		return rfail(R, e, "%s is not defined in module %s", oname, inst->mod->name);
+	struct opdef *d = spt_arena_alloc(a, sizeof(*d));
+	struct ast *body = spt_arena_alloc(a, sizeof(*body)), *call = spt_arena_alloc(a, sizeof(*call));
+	struct synthesized *ns = realloc(R->syn, (R->n_syn + 1) * sizeof(*ns));
+	if (ns)
+		R->syn = ns;
+	if (d)
+		memset(d, 0, sizeof(*d));
+	if (!d || !body || !call || !ns || !(d->params = spt_arena_alloc(a, (nargs + 1) * sizeof(*d->params))) ||
+	    !(d->param_arity = spt_arena_alloc(a, (nargs + 1) * sizeof(*d->param_arity))) ||
+	    !(call->a = spt_arena_alloc(a, (nargs + 1) * sizeof(*call->a))) ||
+	    !(body->a = spt_arena_alloc(a, sizeof(*body->a))))
+		return rfail(R, e, "out of memory");
+	/* Named as SANY names it (C!Inc, not the C(2)!Inc of parse.c), where Op is defined. */
+	char sname[512];
+	size_t o = 0;
+	for (const char *q = e->name; *q && o + 1 < sizeof(sname); q++) {
+		if (*q == '(')
+			while (*q && *q != ')')
+				q++;
+		else
+			sname[o++] = *q;
+		if (!*q)
+			break;
+	}
+	sname[o] = '\0';
+	if (!(d->name = spec_intern(R->spec, sname, o)))
+		return rfail(R, e, "out of memory");
+	d->pos = probe.ref == REF_DEF ? probe.r.def->pos : e->pos;
+	d->module = inst->mod;
+	d->n_params = nargs;
+	d->ientry = inst;
+	*call = (struct ast){ .kind = A_NAME, .pos = e->pos, .name = oname, .n = nargs - k, .a = call->a };
+	for (uint32_t i = 0; i < nargs; i++) {
+		char pn[16];
+		snprintf(pn, sizeof(pn), "$%u", i + 1); /* no TLA+ name: nothing in Op's body can see it */
+		if (!(d->params[i] = spec_intern(R->spec, pn, strlen(pn))))
+			return rfail(R, e, "out of memory");
+		const struct opdef *od = probe.ref == REF_DEF ? probe.r.def : NULL;
+		d->param_arity[i] = i >= k && od && i - k < od->n_params ? od->param_arity[i - k] : 0;
+		if (i >= k) {
+			struct ast *arg = spt_arena_alloc(a, sizeof(*arg));
+			if (!arg)
+				return rfail(R, e, "out of memory");
+			*arg = (struct ast){ .kind = A_NAME, .pos = e->pos, .name = d->params[i] };
+			call->a[i - k] = arg;
+		}
+	}
+	*body = (struct ast){ .kind = A_INST, .pos = e->pos, .n = 1, .a = body->a, .ipar = inst->ipar };
+	body->a[0] = call;
+	d->body = body;
+	R->syn[R->n_syn++] = (struct synthesized){ inst, oname, nargs, d };
+	R->direct = !strchr(oname, '!');
+	rc = res_def(R, d, NULL, inst->mod);
+	R->direct = was;
+	if (rc)
+		return rc;
+	e->ref = REF_DEF;
+	e->r.def = d;
+	return 0;
+}
+
 /* Resolves name (with nargs arguments) as the module m sees it. */
 static int res_global(struct resolver *R, struct module *m, struct ast *e, const char *name, uint32_t nargs,
 		      int depth)
@@ -254,12 +359,32 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 		int sr = res_selector(R, m, e, name, nargs, depth);
 		if (sr)
 			return sr < 0 ? sr : 0;
-		const char *iname = spec_intern(R->spec, name, (size_t)(bang - name));
+		/* P(2)!Op: P's two arguments are the first of e's (parse.c). */
+		size_t ilen = (size_t)(bang - name);
+		uint32_t given = 0;
+		bool applied = ilen > 2 && name[ilen - 1] == ')';
+		if (applied) {
+			const char *open = memchr(name, '(', ilen);
+			if (!open)
+				return rfail(R, e, "malformed instance reference %s", name);
+			given = (uint32_t)strtoul(open + 1, NULL, 10);
+			ilen = (size_t)(open - name);
+		}
+		const char *iname = spec_intern(R->spec, name, ilen);
 		const char *oname = spec_intern(R->spec, bang + 1, strlen(bang + 1));
 		struct symbol *s = iname ? module_lookup(m, iname) : NULL;
 		if (!s || s->kind != SYM_INSTANCE)
-			return rfail(R, e, "%.*s is not an instance (in %s)", (int)(bang - name), name, name);
+			return rfail(R, e, "%.*s is not an instance (in %s)", (int)ilen, name, name);
+		if (s->inst->n_params != given)
+			return rfail(R, e, "the instance %s takes %u argument%s, %u given (in %s)", iname, s->inst->n_params,
+				     s->inst->n_params == 1 ? "" : "s", given, name);
 		struct module *im = s->inst->mod;
+		if (given) {
+			struct symbol *t = module_lookup(im, oname);
+			if (t && t->kind == SYM_DEF && t->def->local)
+				return rfail(R, e, "%s is LOCAL to module %s", oname, im->name);
+			return res_inst_call(R, e, s->inst, oname, nargs, depth);
+		}
 		struct symbol *t = module_lookup(im, oname);
 		if (t && t->kind == SYM_DEF && t->def->local)
 			return rfail(R, e, "%s is LOCAL to module %s", oname, im->name);
@@ -310,6 +435,7 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 						e->r.subst = inst->to[i];
 						e->slot = inst->to_slots[i]; /* the frame it is evaluated in */
 						e->rmod = inst->in;
+						e->ipar = inst->ipar; /* (its parameters' frame is found through this) */
 						return 0;
 					}
 				}
@@ -361,27 +487,37 @@ static int res_global(struct resolver *R, struct module *m, struct ast *e, const
 	return 0;
 }
 
-/* A bound name visible in sc or an enclosing frame. */
-static const struct rname *find_local(struct rscope *sc, const char *name, uint16_t *up)
+/* A bound name visible in sc or an enclosing frame (*in: the frame's scope). */
+static const struct rname *find_local_in(struct rscope *sc, const char *name, uint16_t *up, struct rscope **in)
 {
 	*up = 0;
 	for (struct rscope *s = sc; s; s = s->outer, (*up)++)
 		for (uint32_t i = s->n; i-- > 0;)
-			if (s->names[i].name == name)
+			if (s->names[i].name == name) {
+				*in = s;
 				return &s->names[i];
+			}
 	return NULL;
+}
+
+static const struct rname *find_local(struct rscope *sc, const char *name, uint16_t *up)
+{
+	struct rscope *in;
+	return find_local_in(sc, name, up, &in);
 }
 
 static int res_name(struct resolver *R, struct rscope *sc, struct ast *e, bool as_op, uint32_t op_arity)
 {
 	uint16_t up;
-	const struct rname *l = find_local(sc, e->name, &up);
+	struct rscope *lsc = NULL;
+	const struct rname *l = find_local_in(sc, e->name, &up, &lsc);
 	uint32_t nargs = as_op ? op_arity : e->n;
 	if (l) {
 		e->ref = REF_LOCAL;
 		e->up = up;
 		e->slot = l->slot;
 		e->r.def = l->letdef;
+		e->ipar = lsc->params_of ? lsc->params_of->ipar : 0; /* a parameter of I(x) == INSTANCE */
 		if (as_op) {
 			if (!l->op && !(l->letdef && l->letdef->n_params == 0 && op_arity == 0))
 				return rfail(R, e, "%s is a value, not an operator taking %u arguments", e->name, op_arity);
@@ -667,7 +803,11 @@ struct lvl {
 	bool run_state;      /* reads or changes the run (TLCGet, TLCSet, JavaTime) */
 	bool primes_local;   /* a bound name (a parameter) appears under a prime or UNCHANGED */
 	int in_prime;
+	uint64_t ipars, ipars_primed; /* see struct opdef */
+	struct instance **ipar_inst;  /* by ipar - 1 */
 };
+
+static uint64_t ipar_bit(uint16_t ipar) { return ipar > 63 ? 1ull << 63 : 1ull << (ipar - 1); }
 
 static uint8_t max8(uint8_t a, uint8_t b) { return a > b ? a : b; }
 
@@ -684,9 +824,19 @@ static uint8_t lvl_def_call(struct lvl *L, struct ast *e, const struct opdef *d)
 		L->run_state = true;
 	if (def_heavy(d) || d->recursive)
 		L->heavy = true;
+	L->ipars |= d->ipars;
+	L->ipars_primed |= d->ipars_primed | (L->in_prime ? d->ipars : 0);
 	for (uint32_t i = 0; i < e->n; i++)
-		if (!e->a[i]->op_ref || e->a[i]->kind == A_LAMBDA)
-			args = max8(args, lvl_expr(L, e->a[i]));
+		if (!e->a[i]->op_ref || e->a[i]->kind == A_LAMBDA) {
+			uint8_t la = lvl_expr(L, e->a[i]);
+			args = max8(args, la);
+			/* I(a)!Op: I's parameter is at the level of the highest argument it is given
+			 * (the substitutions naming it take that level inside I's copy). */
+			if (d->ientry && i < d->ientry->n_params && la > d->ientry->plevel[i]) {
+				d->ientry->plevel[i] = la;
+				L->changed = true;
+			}
+		}
 	l = max8(l, args);
 	/* Send(v, x) == v' = x called with a variable is an action. */
 	if (d->primes_params && args >= L_STATE)
@@ -717,6 +867,14 @@ static uint8_t lvl_expr(struct lvl *L, struct ast *e)
 			l = lvl_def_call(L, e, e->r.def);
 			break;
 		case REF_LOCAL:
+			if (e->ipar && !e->r.def) {
+				/* a parameter of I(x) == INSTANCE, in a substitution */
+				struct instance *pi = L->ipar_inst ? L->ipar_inst[e->ipar - 1] : NULL;
+				l = pi && e->slot < pi->n_params ? pi->plevel[e->slot] : L_CONST;
+				if (L->in_prime)
+					L->ipars_primed |= ipar_bit(e->ipar);
+				break;
+			}
 			if (e->r.def)
 				l = lvl_def_call(L, e, e->r.def);
 			else if (L->in_prime)
@@ -725,6 +883,8 @@ static uint8_t lvl_expr(struct lvl *L, struct ast *e)
 				l = max8(l, lvl_expr(L, e->a[i]));
 			break;
 		case REF_SUBST:
+			if (e->ipar)
+				L->ipars |= ipar_bit(e->ipar);
 			l = lvl_expr(L, e->r.subst);
 			break;
 		case REF_BUILTIN:
@@ -766,6 +926,18 @@ static uint8_t lvl_expr(struct lvl *L, struct ast *e)
 	case A_LAMBDA:
 		l = lvl_expr(L, e->lambda->body);
 		break;
+	case A_INST: {
+		/* The body of I!Op: I's parameters are its own (bound here), not read from outside;
+		 * where Op primes them, I!Op primes its parameters (they are then bound unevaluated). */
+		uint64_t ip = L->ipars, pp = L->ipars_primed, bit = e->ipar ? ipar_bit(e->ipar) : 0;
+		L->ipars = L->ipars_primed = 0;
+		l = lvl_expr(L, e->a[0]);
+		if (L->ipars_primed & bit)
+			L->primes_local = true;
+		L->ipars = ip | (L->ipars & (bit == 1ull << 63 ? ~0ull : ~bit));
+		L->ipars_primed = pp | (L->ipars_primed & (bit == 1ull << 63 ? ~0ull : ~bit));
+		break;
+	}
 	case A_CHOOSE:
 	case A_EXISTS:
 	case A_FORALL:
@@ -813,6 +985,7 @@ static void lvl_def(struct lvl *L, struct opdef *d)
 	L->impure = false;
 	L->run_state = false;
 	L->primes_local = false;
+	L->ipars = L->ipars_primed = 0;
 	uint8_t l = L_CONST;
 	for (uint32_t i = 0; i < d->n_fbounds; i++)
 		l = max8(l, lvl_expr(L, d->fbounds[i].set));
@@ -820,8 +993,10 @@ static void lvl_def(struct lvl *L, struct opdef *d)
 	if (d->n_fbounds)
 		L->heavy = true;
 	if (l != d->level || L->impure != d->impure || L->run_state != d->run_state || (L->heavy && !d->recursing) ||
-	    L->primes_local != d->primes_params) {
+	    L->primes_local != d->primes_params || L->ipars != d->ipars || L->ipars_primed != d->ipars_primed) {
 		L->changed = true;
+		d->ipars = L->ipars;
+		d->ipars_primed = L->ipars_primed;
 		d->level = l;
 		d->impure = L->impure;
 		d->run_state = L->run_state;
@@ -978,6 +1153,14 @@ static int analyse(struct resolver *R)
 	free(T.on);
 	/* Levels and purity: a fixed point (they only grow). */
 	struct lvl L = { 0 };
+	uint32_t nm, np = spec_n_ipar(R->spec);
+	struct module *const *mods = spec_modules(R->spec, &nm);
+	L.ipar_inst = np ? calloc(np, sizeof(*L.ipar_inst)) : NULL;
+	if (np && !L.ipar_inst)
+		return rfail(R, NULL, "out of memory");
+	for (uint32_t i = 0; i < nm; i++)
+		if (mods[i]->subst && mods[i]->subst->mod == mods[i] && mods[i]->subst->ipar)
+			L.ipar_inst[mods[i]->subst->ipar - 1] = mods[i]->subst;
 	for (int round = 0; round < 64; round++) {
 		L.changed = false;
 		for (uint32_t i = 0; i < n; i++)
@@ -985,15 +1168,18 @@ static int analyse(struct resolver *R)
 		if (!L.changed)
 			break;
 	}
+	free(L.ipar_inst);
 	for (uint32_t i = 0; i < n; i++) {
 		struct opdef *d = defs[i];
 		bool heavy = d->recursing || d->recursive;
 		d->recursing = false;
 		/* As TLC, which evaluates its constant definitions once at start, random choices and
 		 * prints included (SpanTreeRandom's Edges is one graph); not what reads the run. */
-		d->evaluated_once = !d->nested && !d->n_params && !d->n_fbounds && d->level == L_CONST && !d->run_state;
+		/* (Nor what reads an instance's parameters: they are not among its arguments.) */
+		d->evaluated_once = !d->nested && !d->n_params && !d->n_fbounds && d->level == L_CONST && !d->run_state &&
+				    !d->ipars;
 		d->cacheable = !d->nested && d->n_params > 0 && !d->n_fbounds && d->level == L_CONST && !d->impure &&
-			       !d->higher_order && heavy;
+			       !d->higher_order && heavy && !d->ipars;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		if (!defs[i]->nested)
@@ -1037,8 +1223,13 @@ static int resolve_module(struct resolver *R, struct module *m)
 		/* WITH substitutions are expressions of the instantiating module (resolved once, for
 		 * the instantiated module: the modules it extends share them). */
 		struct instance *in = m->subst;
+		/* I(x, y) == INSTANCE: the parameters are an outer frame of each substitution's. */
+		struct rscope ps = { .mod = in->in, .params_of = in };
+		for (uint32_t i = 0; i < in->n_params; i++)
+			if (push_name(&ps, (struct rname){ in->params[i], new_slot(&ps), 0, false, NULL }))
+				return rfail(R, NULL, "out of memory");
 		for (uint32_t i = 0; i < in->n; i++) {
-			struct rscope sc = { .mod = in->in };
+			struct rscope sc = { .mod = in->in, .outer = in->n_params ? &ps : NULL };
 			struct symbol *p = module_lookup(m, in->from[i]);
 			int rc;
 			if (p && p->kind == SYM_CONST && p->arity && in->to[i]->kind == A_NAME && !in->to[i]->n) {
@@ -1050,9 +1241,12 @@ static int resolve_module(struct resolver *R, struct module *m)
 			}
 			in->to_slots[i] = sc.max;
 			free(sc.names);
-			if (rc)
+			if (rc) {
+				free(ps.names);
 				return rc;
+			}
 		}
+		free(ps.names);
 	}
 	for (uint32_t i = 0; i < m->n_defs; i++) {
 		int rc = res_def(R, m->defs[i], NULL, m);
@@ -1075,8 +1269,11 @@ int spec_resolve(struct spec *s, const struct cfg *cfg, struct spec_error *err)
 	for (uint32_t i = 0; i < nm; i++)
 		if (resolve_module(&R, mods[i])) {
 			free(R.sel);
+			free(R.syn);
 			return -EINVAL;
 		}
+	free(R.syn); /* (every reference is resolved: the synthesized definitions are the spec's) */
+	R.syn = NULL;
 	/* Op!k: evaluated in a frame like Op's (its subexpression was resolved as part of Op). */
 	for (uint32_t i = 0; i < R.n_sel; i++) {
 		R.sel[i].d->nslots = R.sel[i].of->nslots;
@@ -1100,6 +1297,7 @@ int spec_resolve_expr(struct spec *s, struct ast *e, const char *const *params, 
 		      struct spec_error *err)
 {
 	struct resolver R = { s, NULL, err, false, 0 };
+	R.late = true;
 	struct rscope sc = { .mod = spec_root(s) };
 	int rc = 0;
 	for (uint32_t i = 0; i < n && !rc; i++)
