@@ -34,19 +34,27 @@ BI(bi_printt)
 	return bi_ret_bool(ev, at, "PrintT", true, out);
 }
 
-/* Assert(c, msg): TRUE, or an error carrying msg (a string shows without its quotes). */
+/* Assert(c, msg): TRUE, or an error carrying msg (a string shows without its quotes). As TLC,
+ * whose Assert fails the same way when c is not a Boolean, the error keeps msg (AssertError). */
 BI(bi_assert)
 {
 	(void)n;
-	bool c;
-	if (bi_boolean(ev, at, "Assert", 1, args[0], &c))
+	bool c, first = !ev->failed;
+	if (bi_boolean(ev, at, "Assert", 1, args[0], &c)) {
+		if (first)
+			ev->assert_msg = args[1];
 		return EVAL_ERR;
+	}
 	if (c)
 		return bi_ret_bool(ev, at, "Assert", true, out);
 	spt_val *m = args[1];
 	if (m->kind == SPT_STR)
-		return ev_fail(ev, at, "Assert failed: %.*s", m->n > 600 ? 600 : (int)m->n, m->u.s);
-	return ev_fail(ev, at, "Assert failed: %s", ev_show(ev, m));
+		ev_fail(ev, at, "Assert failed: %.*s", m->n > 600 ? 600 : (int)m->n, m->u.s);
+	else
+		ev_fail(ev, at, "Assert failed: %s", ev_show(ev, m));
+	if (first)
+		ev->assert_msg = m;
+	return EVAL_ERR;
 }
 
 BI(bi_tostring)

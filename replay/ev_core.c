@@ -22,6 +22,7 @@ void ev_clear_error(struct ev *ev)
 	ev->failed = false;
 	ev->err.msg[0] = '\0';
 	ev->err.unsupported = false;
+	ev->assert_msg = NULL;
 }
 
 struct spt_arena *ev_arena(struct ev *ev) { return ev->arena; }
@@ -31,6 +32,7 @@ int ev_fail(struct ev *ev, const struct ast *at, const char *fmt, ...)
 	if (ev->failed)
 		return EVAL_ERR; /* keep the innermost, first error */
 	ev->failed = true;
+	ev->assert_msg = NULL;
 	if (at)
 		ev->err.pos = at->pos;
 	else

@@ -28,6 +28,8 @@ struct ev {
 	void *checker;           /* the evaluator's own state (states, environments) */
 	void *tlc;               /* TLCSet/TLCGet registers (builtins_tlc.c) */
 	const struct tlc_run *run; /* the model checker's run, or NULL */
+	spt_val *assert_msg;     /* when the error is a failed Assert: its second argument (TLCExt's
+				  * AssertError compares TLC's message for it) */
 };
 
 void ev_init(struct ev *ev, struct spt_arena *a);

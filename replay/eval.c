@@ -569,6 +569,8 @@ static int builtin_call(struct interp *in, struct ctx c, const struct ast *e, sp
 	}
 	case BI_SEQSET:
 		return ev_fail(&in->ev, e, "Seq(S) is an infinite set: it can only appear right of \\in or \\notin");
+	case BI_ASSERT_ERROR:
+		return eval_assert_error(in, c, e, out);
 	case BI_SUBSETEQ:
 		if (infinite_set(c, e->a[1], 0)) {
 			/* S \subseteq Nat, S \subseteq Seq(T), ...: each element's membership. */

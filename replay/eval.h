@@ -70,6 +70,7 @@ enum bi_code {
 	BI_SETMINUS,
 	BI_SUBSETEQ, /* S \subseteq T: T may be infinite (Nat, Seq(S), ...) */
 	BI_RANGE,    /* a..b: x \in a..b compares x with a and b, as TLC's IntervalValue */
+	BI_ASSERT_ERROR, /* TLCExt's AssertError(err, exp): exp evaluated here (assert_error.c) */
 };
 
 struct builtin {

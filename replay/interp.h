@@ -131,6 +131,8 @@ int bind_args(struct interp *in, struct ctx c, const struct ast *call, const str
 	      struct frame **out);
 /* The context a REF_SUBST name's substitution is evaluated in (primed: inside e'). */
 int subst_ctx(struct interp *in, const struct ast *e, bool primed, struct ctx *out);
+/* TLCExt's AssertError(err, exp), e its application (assert_error.c). */
+int eval_assert_error(struct interp *in, struct ctx c, const struct ast *e, spt_val **out);
 /* The cell a REF_LOCAL name denotes in c. */
 struct cell *local_cell(struct ctx c, const struct ast *e);
 /* When e is a parameter bound unevaluated: the expression it stands for, and *c its context. */

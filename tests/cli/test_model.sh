@@ -156,6 +156,23 @@ run_status 10 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Wrong.tla" --c
 wrong_line=$(grep -n '^ASSUME Remove(<<1, 2, 1, 3>>, 1) = <<2, 3, 1>>$' "$T/Wrong.tla" | cut -d: -f1)
 check_eq "a wrong value is caught, by its line ($wrong_line)" "line $wrong_line, col 1 of module Wrong" "$(jq -r .violated "$T/out.json")"
 
+# TLCExt's AssertError: each ASSUME worked out from TLC's override (a failed Assert's message);
+# a wrong expectation is a false ASSUME; an error whose TLC text spectap does not know is an
+# error naming AssertError, not an answer.
+run_status 0 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/AssertErr.tla" --cfg "$M/AssertErr.cfg" --json
+check_eq "AssertErr: every assumption holds" ok "$(jq -r .verdict "$T/out.json")"
+sed 's/^ASSUME ~AssertError("boom", Assert(FALSE, "boom"))$/ASSUME AssertError("boom", Assert(FALSE, "boom"))/' \
+	"$M/AssertErr.tla" >"$T/AssertErr.tla"
+run_status 10 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/AssertErr.tla" --cfg "$M/AssertErr.cfg" --json
+check_eq "AssertError(\"boom\", ...) is FALSE: TLC's message is longer" "line 11, col 1 of module AssertErr" \
+	"$(jq -r .violated "$T/out.json")"
+{ sed '/^====$/d' "$M/AssertErr.tla"; printf 'ASSUME AssertError("x", 1 \\div 0 = 1)\n====\n'; } >"$T/AssertErr.tla"
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/AssertErr.tla" --cfg "$M/AssertErr.cfg" --json
+check_contains "AssertError of another error: unsupported, named" "$T/out.json" "AssertError is not supported here"
+{ sed '/^====$/d' "$M/AssertErr.tla"; printf 'Msg == "boom"\nASSUME AssertError(Msg, Assert(FALSE, "boom"))\n====\n'; } >"$T/AssertErr.tla"
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/AssertErr.tla" --cfg "$M/AssertErr.cfg" --json
+check_contains "AssertError's err must be a string literal, as in TLC" "$T/out.json" "a non-string expression was used as the err"
+
 # Workers: the same counts with two threads.
 model Grow Grow 0 ok 13 8 4 --workers 2
 model Bounded Bounded 0 ok 6 5 5 --workers 2
