@@ -14,6 +14,7 @@
 #include "enumerate.h"
 #include "frames.h"
 #include "liveness.h"
+#include "model_trace.h"
 #include "search.h"
 
 double search_now(void)
@@ -576,6 +577,63 @@ static uint64_t run_count(void *arg, enum tlc_counter c)
 	return 0;
 }
 
+/* TLCExt's Trace, evaluated by worker arg's interpreter (model_trace.c). */
+static int run_trace(void *arg, struct ev *ev, const struct ast *at, spt_val **out)
+{
+	return mc_trace_current(arg, ev, at, out);
+}
+
+int search_worker_init(struct search *S, struct worker *w, unsigned i)
+{
+	struct mc_model *m = S->m;
+	struct interp *base = checker_interp(m->ck);
+	uint32_t nc, *ar;
+	spec_constants(m->spec, &ar, &nc);
+	w->S = S;
+	w->id = i;
+	spt_arena_init(&w->long_arena);
+	w->long_arena.tag = TAG_WORKER_LONG;
+	spt_arena_init(&w->scratch);
+	spt_arena_init(&w->lvl[0]);
+	spt_arena_init(&w->lvl[1]);
+	w->lvl[0].tag = TAG_LEVEL_EVEN;
+	w->lvl[1].tag = TAG_LEVEL_ODD;
+	interp_init(&w->in, m->spec, &w->long_arena);
+	memcpy(w->in.consts, base->consts, nc * sizeof(*base->consts));
+	memcpy(w->in.const_ops, base->const_ops, nc * sizeof(*base->const_ops));
+	w->in.rewind = true; /* found() copies what it keeps */
+	w->in.no_memo = S->o->no_memo;
+	memo_set_constant(&w->in.memo, CHECKER_LONG_TAG, TAG_WORKER_LONG, SPEC_ARENA_TAG);
+	w->own_cur = w->in.cur;
+	w->out_min = UINT32_MAX;
+	w->pv = calloc(m->n_vars + 1, sizeof(*w->pv));
+	w->level_index = SIZE_MAX;
+	spt_arena_init(&w->succ_arena);
+	w->run = (struct tlc_run){ 0, run_count, S, S->t0, (int)i, (int)S->nw, m->check_deadlock, 0 };
+	w->run.trace = run_trace;
+	w->run.trace_arg = w;
+	w->in.ev.run = &w->run;
+	return w->pv && w->in.cur && w->in.next ? 0 : -ENOMEM;
+}
+
+void search_worker_fini(struct worker *w)
+{
+	if (w->tracer) {
+		search_worker_fini(w->tracer);
+		free(w->tracer);
+	}
+	w->in.cur = w->own_cur;
+	interp_fini(&w->in);
+	spt_arena_fini(&w->long_arena);
+	spt_arena_fini(&w->scratch);
+	spt_arena_fini(&w->lvl[0]);
+	spt_arena_fini(&w->lvl[1]);
+	free(w->out.s);
+	free(w->pv);
+	free(w->succs.s);
+	spt_arena_fini(&w->succ_arena);
+}
+
 int search_init(struct search *S, struct mc_model *m, const struct mc_opts *o, struct check_error *err)
 {
 	memset(S, 0, sizeof(*S));
@@ -594,34 +652,8 @@ int search_init(struct search *S, struct mc_model *m, const struct mc_opts *o, s
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return -ENOMEM;
 	}
-	struct interp *base = checker_interp(m->ck);
-	uint32_t nc, *ar;
-	spec_constants(m->spec, &ar, &nc);
 	for (unsigned i = 0; i < S->nw; i++) {
-		struct worker *w = &S->w[i];
-		w->S = S;
-		w->id = i;
-		spt_arena_init(&w->long_arena);
-		w->long_arena.tag = TAG_WORKER_LONG;
-		spt_arena_init(&w->scratch);
-		spt_arena_init(&w->lvl[0]);
-		spt_arena_init(&w->lvl[1]);
-		w->lvl[0].tag = TAG_LEVEL_EVEN;
-		w->lvl[1].tag = TAG_LEVEL_ODD;
-		interp_init(&w->in, m->spec, &w->long_arena);
-		memcpy(w->in.consts, base->consts, nc * sizeof(*base->consts));
-		memcpy(w->in.const_ops, base->const_ops, nc * sizeof(*base->const_ops));
-		w->in.rewind = true; /* found() copies what it keeps */
-		w->in.no_memo = o->no_memo;
-		memo_set_constant(&w->in.memo, CHECKER_LONG_TAG, TAG_WORKER_LONG, SPEC_ARENA_TAG);
-		w->own_cur = w->in.cur;
-		w->out_min = UINT32_MAX;
-		w->pv = calloc(m->n_vars + 1, sizeof(*w->pv));
-		w->level_index = SIZE_MAX;
-		spt_arena_init(&w->succ_arena);
-		w->run = (struct tlc_run){ 0, run_count, S, S->t0, (int)i, (int)S->nw, m->check_deadlock, 0 };
-		w->in.ev.run = &w->run;
-		if (!w->pv) {
+		if (search_worker_init(S, &S->w[i], i)) {
 			snprintf(err->msg, sizeof(err->msg), "out of memory");
 			return -ENOMEM;
 		}
@@ -644,18 +676,8 @@ void search_fini(struct search *S)
 {
 	for (unsigned i = 0; S->w && i < S->nw; i++) {
 		struct worker *w = &S->w[i];
-		if (!w->S)
-			continue;
-		w->in.cur = w->own_cur;
-		interp_fini(&w->in);
-		spt_arena_fini(&w->long_arena);
-		spt_arena_fini(&w->scratch);
-		spt_arena_fini(&w->lvl[0]);
-		spt_arena_fini(&w->lvl[1]);
-		free(w->out.s);
-		free(w->pv);
-		free(w->succs.s);
-		spt_arena_fini(&w->succ_arena);
+		if (w->S)
+			search_worker_fini(w);
 	}
 	free(S->w);
 	free(S->level.s);

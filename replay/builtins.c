@@ -213,8 +213,7 @@ const struct builtin builtins[] = {
 	{ "UndirectedGraphs", "SimplePath", 1, NULL, 0, true, 0, NULL, "UndirectedGraphs' SimplePath is not implemented" },
 	{ "UndirectedGraphs", "UndirectedSubgraph", 1, NULL, 0, true, 0, NULL, "UndirectedGraphs' UndirectedSubgraph is not implemented" },
 	{ "UndirectedGraphs", "UndirectedGraphs", 1, NULL, 0, true, 0, NULL, "UndirectedGraphs' UndirectedGraphs is not implemented" },
-	{ "TLCExt", "Trace", 0, NULL, 0, true, 0, NULL,
-	  "TLCExt's Trace (the behaviour up to this state) is not implemented: a spec that evaluates it is not checked" },
+	{ "TLCExt", "Trace", 0, bi_trace, 0, true },
 	{ "TLCExt", "AssertError", 2, NULL, BI_ASSERT_ERROR, true }, /* (evaluated by assert_error.c) */
 	{ "TLCExt", "TLCDefer", 1, NULL, 0, true, 0, NULL, "TLCExt's TLCDefer is not implemented" },
 	{ NULL, NULL, 0, NULL },

@@ -95,7 +95,7 @@ BI(bi_empty_bag); BI(bi_set_to_bag); BI(bi_bag_to_set); BI(bi_bag_in); BI(bi_cop
 BI(bi_bag_cardinality); BI(bi_bag_plus); BI(bi_bag_minus); BI(bi_sub_bag); BI(bi_is_a_bag);
 
 /* builtins_tlc.c */
-BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_tostring); BI(bi_tlceval); BI(bi_tlcset); BI(bi_tlcget);
+BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_trace); BI(bi_tostring); BI(bi_tlceval); BI(bi_tlcset); BI(bi_tlcget);
 
 /* builtins_ext.c */
 BI(bi_remove); BI(bi_replace_all); BI(bi_insert_at); BI(bi_replace_at); BI(bi_remove_at);

@@ -57,6 +57,18 @@ BI(bi_assert)
 	return EVAL_ERR;
 }
 
+/* TLCExt's Trace: the behaviour from an initial state to the current one, which only the model
+ * checker's search has (it rebuilds it as TLC reads it back from its trace file). */
+BI(bi_trace)
+{
+	(void)args;
+	(void)n;
+	if (!ev->run || !ev->run->trace)
+		return ev_unsupported(ev, at, "TLCExt's Trace (the behaviour up to this state) is only defined while model "
+					      "checking (check --model, --trace-spec, --whole)");
+	return ev->run->trace(ev->run->trace_arg, ev, at, out);
+}
+
 BI(bi_tostring)
 {
 	(void)n;

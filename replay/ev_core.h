@@ -16,6 +16,10 @@ struct tlc_run {
 	int worker, workers;
 	bool deadlock;          /* deadlock is checked */
 	uint64_t initial;       /* initial states found */
+	/* TLCExt's Trace: the behaviour to the current state, as a tuple of records (or NULL:
+	 * there is no such behaviour where this run evaluates). */
+	int (*trace)(void *arg, struct ev *ev, const struct ast *at, spt_val **out);
+	void *trace_arg;
 };
 
 struct ev {

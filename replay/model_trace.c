@@ -242,3 +242,105 @@ int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, c
 	free(path);
 	return rc;
 }
+
+/* ---- TLCExt's Trace ---- */
+
+/* The worker that rebuilds paths for w (its own interpreter: w's is in the middle of an
+ * evaluation), made on first use. */
+static struct worker *tracer_of(struct worker *w)
+{
+	if (!w->tracer) {
+		struct worker *t = calloc(1, sizeof(*t));
+		if (!t)
+			return NULL;
+		if (search_worker_init(w->S, t, w->id)) {
+			search_worker_fini(t);
+			free(t);
+			return NULL;
+		}
+		w->tracer = t;
+	}
+	return w->tracer;
+}
+
+/* The states of the path that ends at fingerprint last (an initial state first), found again
+ * by the tracer, their values in a. */
+static int rebuild_path(struct worker *w, uint64_t last, struct spt_arena *a, spt_val ****states, uint32_t *n,
+			char *why, size_t why_size)
+{
+	struct search *S = w->S;
+	uint64_t *path = NULL;
+	uint32_t k = 0, cap = 0;
+	for (uint64_t fp = last, parent; fp; fp = parent) {
+		if (k == cap) {
+			cap = cap ? cap * 2 : 64;
+			uint64_t *np = realloc(path, cap * sizeof(*np));
+			if (!np) {
+				free(path);
+				snprintf(why, why_size, "out of memory");
+				return -1;
+			}
+			path = np;
+		}
+		path[k++] = fp;
+		if (!fpset_get(S->fps, fp, &parent) || k > atomic_load(&S->max_level) + 1)
+			break;
+	}
+	struct worker *t = tracer_of(w);
+	spt_val ***out = spt_arena_alloc(a, (k + 1) * sizeof(*out));
+	if (!t || !out) {
+		free(path);
+		snprintf(why, why_size, "out of memory");
+		return -1;
+	}
+	spt_val **prev = NULL;
+	for (uint32_t i = 0; i < k; i++) {
+		struct finder f = { t, path[k - 1 - i], NULL, a, NULL, NULL };
+		t->run.level = (int64_t)i;
+		int fr = find(t, prev, &f);
+		if (fr != 1) {
+			snprintf(why, why_size, "%.300s", fr == EVAL_ERR ? t->in.ev.err.msg : "a state of the path was not found again");
+			free(path);
+			return -1;
+		}
+		out[i] = prev = f.vals;
+	}
+	free(path);
+	*states = out;
+	*n = k;
+	return 0;
+}
+
+/* As TLC's TLCExt.getTrace: the path to the state being expanded, or to a state just found
+ * (its predecessor's path, then it; an initial state alone). */
+int mc_trace_current(struct worker *w, struct ev *ev, const struct ast *at, spt_val **out)
+{
+	struct interp *in = &w->in;
+	struct search *S = w->S;
+	if (in->init_mode)
+		return ev_fail(ev, at, "In evaluating TLCExt!Trace, the state is not completely specified yet (Trace in Init)");
+	spt_val **cur = in->cur;
+	uint32_t nv = S->m->n_vars;
+	uint64_t fp = 0, parent = 0;
+	bool expanding = w->cur && cur == w->cur->v;
+	if (!expanding && search_fingerprint(w, cur, &fp))
+		return EVAL_ERR;
+	bool known = expanding || fpset_get(S->fps, fp, &parent);
+	uint64_t last = expanding ? w->cur->fp : known ? parent : (w->cur && w->level_index != SIZE_MAX ? w->cur->fp : 0);
+	spt_val ***states = NULL;
+	uint32_t n = 0;
+	char why[600];
+	if (last && rebuild_path(w, last, ev->arena, &states, &n, why, sizeof(why)))
+		return ev_fail(ev, at, "TLCExt's Trace: rebuilding the behaviour to this state failed: %s", why);
+	spt_val **recs = spt_arena_alloc(ev->arena, (n + 2) * sizeof(*recs));
+	if (!recs)
+		return ev_fail(ev, at, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		if (!(recs[i] = spt_rec(ev->arena, in->vars, states[i], nv)))
+			return ev_fail(ev, at, "out of memory");
+	if (!expanding && !(recs[n++] = spt_rec(ev->arena, in->vars, cur, nv)))
+		return ev_fail(ev, at, "out of memory");
+	if (!(*out = spt_seq(ev->arena, recs, n)))
+		return ev_fail(ev, at, "out of memory");
+	return 0;
+}

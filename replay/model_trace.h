@@ -17,4 +17,8 @@ int mc_trace_diagnose(struct search *S, spt_val **state, struct en_diag *d, char
 int mc_trace_closest(struct search *S, spt_val **state, const struct mc_line *line, struct mc_trace_outcome *t,
 		     char *why, size_t why_size);
 
+/* TLCExt's Trace evaluated by worker w (its interpreter's current state): the behaviour from an
+ * initial state to it, as a tuple of records of the variables, in ev's arena. */
+int mc_trace_current(struct worker *w, struct ev *ev, const struct ast *at, spt_val **out);
+
 #endif

@@ -891,8 +891,10 @@ static uint8_t lvl_expr(struct lvl *L, struct ast *e)
 			if (e->r.bi->impure)
 				L->impure = true;
 			if (e->r.bi->impure && (!strcmp(e->r.bi->name, "TLCGet") || !strcmp(e->r.bi->name, "TLCSet") ||
-						!strcmp(e->r.bi->name, "JavaTime")))
+						!strcmp(e->r.bi->name, "JavaTime") || !strcmp(e->r.bi->name, "Trace")))
 				L->run_state = true;
+			if (!strcmp(e->r.bi->name, "Trace") && !strcmp(e->r.bi->module, "TLCExt"))
+				l = L_STATE; /* (TLC's minLevel: a state-level operator) */
 			for (uint32_t i = 0; i < e->n; i++)
 				l = max8(l, lvl_expr(L, e->a[i]));
 			break;

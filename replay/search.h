@@ -55,6 +55,8 @@ struct worker {
 	 * had it, and the fingerprint of one of them. */
 	int64_t cursor_max;
 	uint64_t cursor_n, cursor_fp;
+	struct worker *tracer;       /* TLCExt's Trace rebuilds paths with this one (made when first
+				      * needed: this worker's evaluation is under way meanwhile) */
 };
 
 struct search {
@@ -91,6 +93,9 @@ struct search {
 
 int search_init(struct search *S, struct mc_model *m, const struct mc_opts *o, struct check_error *err);
 void search_fini(struct search *S);
+/* One worker's interpreter and arenas (worker number i), and their release. */
+int search_worker_init(struct search *S, struct worker *w, unsigned i);
+void search_worker_fini(struct worker *w);
 /* Runs the whole search (initial states, then level by level) until done or an error. */
 int search_run(struct search *S, struct check_error *err);
 /* The fingerprint of a state, as the search keys it (VIEW and SYMMETRY applied). */

@@ -173,6 +173,19 @@ check_contains "AssertError of another error: unsupported, named" "$T/out.json" 
 run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/AssertErr.tla" --cfg "$M/AssertErr.cfg" --json
 check_contains "AssertError's err must be a string literal, as in TLC" "$T/out.json" "a non-string expression was used as the err"
 
+# TLCExt's Trace: the path the search keeps to the state checked (an invariant) or stepped from
+# (Next), each state found again; in Init it is TLC's error.
+model Traced Traced 0 ok 13 9 5
+model Traced TracedShort 12 invariant 4 4 3
+sed 's/^       \/\\ (a = 1 \/\\ b = 1) => Trace\[2\] = \[a |-> 1, b |-> 0\]$/       \/\\ (a = 1 \/\\ b = 1) => Trace[2] = [a |-> 0, b |-> 1]/' \
+	"$M/Traced.tla" >"$T/Traced.tla"
+run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Traced.tla" --cfg "$M/Traced.cfg" --json
+check_eq "Traced: <<1, 1>>'s path is through <<1, 0>>, found first" 'Inv [[0,0],[1,0],[1,1]]' \
+	"$(jq -c -r '"\(.violated) \([.trace[].state | [.a, .b]])"' "$T/out.json")"
+sed 's/^Init == a = 0 \/\\ b = 0$/Init == a = 0 \/\\ b = Len(Trace) - 1/' "$M/Traced.tla" >"$T/Traced.tla"
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Traced.tla" --cfg "$M/Traced.cfg" --json
+check_contains "Trace in Init: TLC's error" "$T/out.json" "the state is not completely specified yet"
+
 # Workers: the same counts with two threads.
 model Grow Grow 0 ok 13 8 4 --workers 2
 model Bounded Bounded 0 ok 6 5 5 --workers 2
