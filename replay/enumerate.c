@@ -20,8 +20,7 @@ struct cont {
 	const struct cont *next;
 	bool changed; /* e is the v of <<A>>_v, reached after A: go on only when v' # v */
 	bool rebind;  /* e is an A_INST whose steps are done: its instance's parameters are
-		       * bound to `bound` again (as before it) for the steps after it */
-	struct frame *bound;
+		       * bound to c.f again (as before it) for the steps after it */
 };
 
 struct en {
@@ -401,6 +400,29 @@ static int call(struct en *en, const struct cont *k, bool *handled)
 
 static int step_inner(struct en *en, const struct cont *k);
 
+/* P(a)!Op (A_INST): P's parameters are the first cells of the frame while Op's steps are taken
+ * (as eval binds them); the steps after Op see the binding from before (a rebind cont). Out of
+ * line: step_inner's frame is on the stack once per step. */
+__attribute__((noinline)) static int inst_step(struct en *en, const struct cont *k)
+{
+	const struct ast *e = k->e;
+	struct frame **slot = &en->in->ibind[e->ipar - 1];
+	if (k->rebind) {
+		struct frame *inner = *slot;
+		*slot = k->c.f;
+		int rc = next(en, k->next, e);
+		*slot = inner;
+		return rc;
+	}
+	struct frame *saved = *slot;
+	struct cont back = { e, { saved, NULL, false }, k->next, false, true };
+	struct cont k2 = { e->a[0], k->c, &back, false, false };
+	*slot = k->c.f;
+	int rc = step(en, &k2);
+	*slot = saved;
+	return rc;
+}
+
 static int step(struct en *en, const struct cont *k)
 {
 	/* Steps recurse on the C stack, and each one may evaluate (eval guards its own half from
@@ -424,13 +446,8 @@ static int step_inner(struct en *en, const struct cont *k)
 {
 	struct interp *in = en->in;
 	const struct ast *e = k->e;
-	if (k->rebind) {
-		struct frame **slot = &in->ibind[e->ipar - 1], *inner = *slot;
-		*slot = k->bound;
-		int rc = next(en, k->next, e);
-		*slot = inner;
-		return rc;
-	}
+	if (k->rebind)
+		return inst_step(en, k);
 	if (k->changed) {
 		struct ast same = { .kind = A_UNCHANGED, .pos = e->pos, .n = 1, .a = (struct ast *[]){ (struct ast *)e } };
 		bool b;
@@ -511,17 +528,8 @@ static int step_inner(struct en *en, const struct cont *k)
 		struct cont k2 = { e->a[0], k->c, k->next, false };
 		return step(en, &k2);
 	}
-	case A_INST: {
-		/* P(a)!Op: P's parameters are the first cells of the frame while Op's steps are taken
-		 * (as eval binds them); the steps after Op see the binding from before. */
-		struct frame **slot = &in->ibind[e->ipar - 1], *saved = *slot;
-		struct cont back = { e, k->c, k->next, false, true, saved };
-		struct cont k2 = { e->a[0], k->c, &back, false, false, NULL };
-		*slot = k->c.f;
-		int rc = step(en, &k2);
-		*slot = saved;
-		return rc;
-	}
+	case A_INST:
+		return inst_step(en, k);
 	case A_CDOT:
 		return cdot(en, k);
 	case A_UNCHANGED:

@@ -1414,6 +1414,17 @@ static int eval_apply(struct interp *in, struct ctx c, const struct ast *e, spt_
 
 volatile sig_atomic_t interp_time_up;
 
+/* P(a)!Op (A_INST): P's parameters are the first cells of c's frame while Op is evaluated. Out of
+ * line: eval's own frame is on the stack once per nesting. */
+__attribute__((noinline)) static int eval_inst(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
+{
+	struct frame *saved = in->ibind[e->ipar - 1];
+	in->ibind[e->ipar - 1] = c.f;
+	int rc = eval(in, c, e->a[0], out);
+	in->ibind[e->ipar - 1] = saved;
+	return rc;
+}
+
 int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
 	if (++in->steps > in->max_steps && in->max_steps)
@@ -1502,14 +1513,9 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_LET:
 		rc = eval_let(in, c, e, out);
 		break;
-	case A_INST: {
-		/* P(a)!Op: P's parameters are the first cells of c's frame while Op is evaluated. */
-		struct frame *saved = in->ibind[e->ipar - 1];
-		in->ibind[e->ipar - 1] = c.f;
-		rc = eval(in, c, e->a[0], out);
-		in->ibind[e->ipar - 1] = saved;
+	case A_INST:
+		rc = eval_inst(in, c, e, out);
 		break;
-	}
 	case A_CHOOSE: {
 		if (!e->bounds[0].set) {
 			rc = ev_unsupported(&in->ev, e, "CHOOSE %s : P without a set cannot be evaluated (TLC cannot either): give the "
