@@ -661,6 +661,24 @@ static struct ast *lambda(struct conv *c, TSNode n)
 	return (d->body = expr(c, ks[nk - 1])) ? a : NULL;
 }
 
+/* +(a, b), -(a), a^+ written as an application of the operator's symbol (after I!). */
+static struct ast *nonfix_op(struct conv *c, TSNode n)
+{
+	TSNode symf = field(n, "symbol");
+	TSNode sym = ts_node_named_child_count(symf) ? ts_node_named_child(symf, 0) : ts_node_child(symf, 0);
+	const char *op = op_name(sym);
+	if (!op)
+		return fail(c, n, "the operator symbol %s is not supported", type(sym));
+	TSNode *args;
+	uint32_t total = kids(c, n, &args, NULL), na = 0;
+	if (!args)
+		return NULL;
+	for (uint32_t i = 0; i < total; i++)
+		if (!ts_node_eq(args[i], symf))
+			args[na++] = args[i];
+	return name_app(c, n, parse_intern(c->pc, op, strlen(op)), args, na);
+}
+
 static struct ast *prefixed(struct conv *c, TSNode n)
 {
 	/* Inst!Op(args): the instance name, then the operator applied in it. */
@@ -697,7 +715,12 @@ static struct ast *prefixed(struct conv *c, TSNode n)
 	}
 	if (!nc)
 		return fail(c, n, "only Instance!Operator references are supported");
-	struct ast *inner = is(op, "bound_op") ? bound_op(c, op) : is(op, "identifier_ref") ? name_app(c, op, text(c, op), NULL, 0) : fail(c, op, "unsupported reference after !");
+	struct ast *inner = is(op, "bound_op")         ? bound_op(c, op)
+			    : is(op, "identifier_ref") ? name_app(c, op, text(c, op), NULL, 0)
+			    : is(op, "nat_number_set") || is(op, "int_number_set") || is(op, "real_number_set")
+				    ? expr(c, op) /* N!Nat */
+			    : is(op, "bound_nonfix_op") ? nonfix_op(c, op) /* N!+(a, b) */
+						       : fail(c, op, "unsupported reference after !");
 	if (!inner)
 		return NULL;
 	if (n_iargs) {

@@ -186,6 +186,17 @@ sed 's/^Init == a = 0 \/\\ b = 0$/Init == a = 0 \/\\ b = Len(Trace) - 1/' "$M/Tr
 run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Traced.tla" --cfg "$M/Traced.cfg" --json
 check_contains "Trace in Init: TLC's error" "$T/out.json" "the state is not completely specified yet"
 
+# Standard modules through INSTANCE, ToJson, TLCModelValue, TLCGet("config"); a tuple literal of
+# 5,000 elements; IOUtils' process operators are an error naming them.
+model StdInst StdInst 0 ok 2 2 2
+awk 'BEGIN { printf "---- MODULE Wide ----\nEXTENDS Sequences\nT == <<"; for (i = 1; i <= 5000; i++) printf "%s%d", (i > 1 ? ", " : ""), i; printf ">>\nASSUME Len(T) = 5000 /\\ T[4097] = 4097\n====\n" }' >"$T/Wide.tla"
+printf '\\* assumptions only\n' >"$T/Wide.cfg"
+run_status 0 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Wide.tla" --cfg "$T/Wide.cfg" --json
+check_eq "a tuple of 5,000 elements" ok "$(jq -r .verdict "$T/out.json")"
+printf -- '---- MODULE Exec ----\nEXTENDS IOUtils\nASSUME IOExec(<<"true">>).exitValue = 0\n====\n' >"$T/Exec.tla"
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Exec.tla" --cfg "$T/Wide.cfg" --json
+check_contains "IOExec: an error naming it" "$T/out.json" "IOExec is not supported: running programs from a spec is not supported"
+
 # Workers: the same counts with two threads.
 model Grow Grow 0 ok 13 8 4 --workers 2
 model Bounded Bounded 0 ok 6 5 5 --workers 2
