@@ -321,6 +321,16 @@ static struct module *std_module(struct spec *s, const char *name)
 	m->name = name;
 	m->path = name;
 	m->is_std = true;
+	/* Kept with the others (spec_free frees its std list; the walks over modules skip it). */
+	if (s->n_mods == s->cap_mods) {
+		uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
+		struct module **n = realloc(s->mods, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		s->mods = n;
+		s->cap_mods = cap;
+	}
+	s->mods[s->n_mods++] = m;
 	if (add_std(s, m, name))
 		return NULL;
 	return m;
@@ -755,7 +765,7 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 {
 	/* A module extended twice in the root's closure is loaded once. */
 	for (uint32_t i = 0; root_closure && i < s->n_mods; i++)
-		if (s->mods[i]->name == name && !s->mods[i]->subst)
+		if (s->mods[i]->name == name && !s->mods[i]->subst && !s->mods[i]->is_std)
 			return s->mods[i];
 	if (depth > 32) {
 		set_err(err, path, 1, 1, "modules extend or instantiate each other more than 32 deep (a cycle?)");
