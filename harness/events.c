@@ -23,6 +23,7 @@ struct hevents {
 	spt_val *out; /* the current hit's events */
 	char **nodes;
 	size_t nnodes;
+	uint64_t *probe_hits; /* per probe */
 	struct last_hit last[NGOROUTINES];
 	struct hevents_stats st;
 };
@@ -42,7 +43,7 @@ int hevents_new(const char *module, const struct hprobes *probes, const char *co
 		return r;
 	}
 	e->probes = probes;
-	if (!(e->nodes = calloc(nnodes + 1, sizeof(char *)))) {
+	if (!(e->nodes = calloc(nnodes + 1, sizeof(char *))) || !(e->probe_hits = calloc(probes->n + 1, sizeof(uint64_t)))) {
 		hevents_free(e);
 		return snprintf(err, errsize, "out of memory"), -ENOMEM;
 	}
@@ -63,10 +64,13 @@ void hevents_free(struct hevents *e)
 	for (size_t i = 0; i < e->nnodes; i++)
 		free(e->nodes[i]);
 	free(e->nodes);
+	free(e->probe_hits);
 	free(e);
 }
 
 const struct hevents_stats *hevents_stats(const struct hevents *e) { return &e->st; }
+
+uint64_t hevents_probe_hits(const struct hevents *e, size_t i) { return i < e->probes->n ? e->probe_hits[i] : 0; }
 
 /* An entry hit that repeats the goroutine's previous hit on a new stack: the prologue grew the
  * stack and runtime.morestack jumped back to the entry. */
@@ -138,13 +142,17 @@ static spt_val *hit_value(struct spt_arena *a, const struct hevents *e, const st
 	for (size_t i = 0; i < e->nnodes; i++)
 		if (!(nv[i] = spt_cstr(a, e->nodes[i])))
 			return NULL;
-	const char *names[] = { "probe", "node", "tid", "ts", "r", "faulted", "nodes" };
+	/* Who ran it: the goroutine (its g), which a Go step keeps from entry to return whatever
+	 * thread runs it. */
+	uint64_t g = ev->val[p->g_read];
+	const char *names[] = { "probe", "node", "tid", "g", "ts", "r", "faulted", "nodes" };
 	spt_val *vals[] = { spt_cstr(a, p->dp->name), spt_cstr(a, s->node), spt_int(a, ev->tid),
-			    spt_int(a, (int64_t)s->ktime), r, fs, spt_seq(a, nv, e->nnodes) };
-	for (size_t i = 0; i < 7; i++)
+			    spt_int(a, (int64_t)(g & INT64_MAX)), spt_int(a, (int64_t)s->ktime), r, fs,
+			    spt_seq(a, nv, e->nnodes) };
+	for (size_t i = 0; i < 8; i++)
 		if (!vals[i])
 			return NULL;
-	return spt_rec(a, names, vals, 7);
+	return spt_rec(a, names, vals, 8);
 }
 
 static int bad_event(struct hevents *e, struct collect_shape *s, spt_val *ev, const char *what)
@@ -197,6 +205,7 @@ int hevents_shape(void *ctx, struct collect_shape *s)
 			e->st.repeats++;
 			return 1;
 		}
+		e->probe_hits[p - e->probes->p]++;
 		struct spt_arena *a = fold_begin(e->f);
 		spt_val *hit = a ? hit_value(a, e, p, s) : NULL;
 		if (!hit) {

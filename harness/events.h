@@ -4,7 +4,8 @@
  *
  * For each hit, in time order, the module's Shape(hit, acc) is evaluated, acc starting as
  * ShapeInit; hit is the record
- *   [probe |-> the probe's name, node |-> the node (by pid), tid |-> the thread,
+ *   [probe |-> the probe's name, node |-> the node (by pid), tid |-> the thread, g |-> the
+ *    goroutine (Go: the same from a function's entry to its return, whatever thread runs it),
  *    ts |-> nanoseconds (CLOCK_MONOTONIC), r |-> [read name |-> value, ...],
  *    faulted |-> {names of the reads that could not be read}, nodes |-> <<every node's name>>]
  * (values: integers, booleans, strings, byte strings as sequences of 0..255; a pointer is its
@@ -32,5 +33,7 @@ void hevents_free(struct hevents *e);
 /* The collect_shape_fn, with the hevents as ctx. */
 int hevents_shape(void *ctx, struct collect_shape *s);
 const struct hevents_stats *hevents_stats(const struct hevents *e);
+/* Hits of probe i (of the hprobes given), repeats left out. */
+uint64_t hevents_probe_hits(const struct hevents *e, size_t i);
 
 #endif

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "gobin.h"
@@ -38,7 +40,69 @@ static int64_t gint(spt_val *rec, const char *name, int64_t dflt)
 static size_t glen(spt_val *v) { return v && (v->kind == SPT_SEQ || spt_is_fun(v)) ? v->n : 0; }
 static spt_val *gat(spt_val *seq, size_t i) { return seq && seq->kind == SPT_SEQ && i < seq->n ? seq->u.elems[i] : NULL; }
 
-/* Writes the request, runs goprobe, parses its answer into a. */
+/* Where goprobe's answer to this request is kept: type-checking a large package from source
+ * takes seconds, and the answer only changes with the request, the sources and goprobe. */
+static void cache_path(const struct desc *d, const char *goprobe, const struct spt_buf *req, char *out, size_t size)
+{
+	struct stat st;
+	char src[PATH_MAX];
+	uint64_t h = spt_hash_bytes(req->p, req->len, 0x5eed);
+	h = spt_hash_bytes(d->go_package, strlen(d->go_package), h);
+	h = spt_hash_bytes(d->go_path, strlen(d->go_path), h);
+	if (!stat(goprobe, &st))
+		h = spt_hash_mix(spt_hash_mix(h, (uint64_t)st.st_mtime), (uint64_t)st.st_size);
+	snprintf(src, sizeof(src), "%s/src/%s", d->go_path, d->go_package);
+	if (!stat(src, &st))
+		h = spt_hash_mix(h, (uint64_t)st.st_mtime);
+	const char *base = getenv("XDG_CACHE_HOME");
+	if (base && *base)
+		snprintf(out, size, "%s/spectap/goprobe-%016llx.json", base, (unsigned long long)h);
+	else
+		snprintf(out, size, "/tmp/spectap-cache-%u/goprobe-%016llx.json", (unsigned)getuid(),
+			 (unsigned long long)h);
+}
+
+static int read_file(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	struct spt_buf b = { 0 };
+	char chunk[8192];
+	size_t k;
+	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		spt_buf_put(&b, chunk, k);
+	fclose(f);
+	if (b.oom) {
+		spt_buf_free(&b);
+		return -ENOMEM;
+	}
+	*text = b.p;
+	*len = b.len;
+	return 0;
+}
+
+/* Keeps the answer at path, written whole (a temporary file renamed). Failing to is no error. */
+static void cache_store(const char *path, const char *text, size_t len)
+{
+	char dir[PATH_MAX + 64], tmp[PATH_MAX + 96];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	if (sup_mkdir_p(dir))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "wb");
+	if (!f)
+		return;
+	bool ok = fwrite(text, 1, len, f) == len;
+	if (fclose(f) || !ok || rename(tmp, path))
+		unlink(tmp);
+}
+
+/* Writes the request, runs goprobe (or takes its kept answer), parses its answer into a. */
 static int resolve(const struct desc *d, const char *goprobe, struct spt_arena *a, spt_val **answer, char *err)
 {
 	char path[] = "/tmp/spectap-goprobe-XXXXXX";
@@ -58,6 +122,20 @@ static int resolve(const struct desc *d, const char *goprobe, struct spt_arena *
 		spt_buf_puts(&b, "]}");
 	}
 	spt_buf_puts(&b, "]}\n");
+	char cached[PATH_MAX + 64], *text = NULL;
+	size_t len = 0;
+	struct spt_json_error je;
+	cache_path(d, goprobe, &b, cached, sizeof(cached));
+	if (!b.oom && read_file(cached, &text, &len) == 0) {
+		r = spt_json_parse(a, text, len, 0, answer, &je);
+		free(text);
+		if (!r) {
+			close(fd);
+			unlink(path);
+			spt_buf_free(&b);
+			return 0;
+		}
+	}
 	if (b.oom || write(fd, b.p, b.len) != (ssize_t)b.len)
 		r = pfail(err, EIO, "writing goprobe's request %s", path);
 	close(fd);
@@ -77,14 +155,28 @@ static int resolve(const struct desc *d, const char *goprobe, struct spt_arena *
 	if (r) {
 		r = pfail(err, -r, "running %s: %s", goprobe, serr);
 	} else if (!WIFEXITED(o.status) || WEXITSTATUS(o.status)) {
-		char *nl = o.err_out ? strchr(o.err_out, '\n') : NULL;
+		char *nl = o.err_out ? strchr(o.err_out, '\n') : NULL, *msg = o.err_out ? o.err_out : (char *)"";
+		int fi, ri, k = 0;
 		if (nl)
 			*nl = 0;
-		r = pfail(err, EINVAL, "%s: %s", d->path, o.err_out && o.err_out[0] ? o.err_out : "goprobe failed");
+		if (!strncmp(msg, "goprobe: ", 9))
+			msg += 9;
+		/* "request F R: what": the description's function F, read R (-1: the function) */
+		if (sscanf(msg, "request %d %d: %n", &fi, &ri, &k) == 2 && k && fi >= 0 && (size_t)fi < d->nprobes &&
+		    ri < (int)d->probes[fi].nreads) {
+			const struct desc_probe *p = &d->probes[fi];
+			if (ri < 0)
+				r = pfail(err, EINVAL, "%s:%u:%u: %s", d->path, p->pos.line, p->pos.col, msg + k);
+			else
+				r = pfail(err, EINVAL, "%s:%u:%u: %s, read %s (%s): %s", d->path, p->reads[ri].pos.line,
+					  p->reads[ri].pos.col, p->func, p->reads[ri].name, p->reads[ri].expr, msg + k);
+		} else {
+			r = pfail(err, EINVAL, "%s: %s", d->path, msg[0] ? msg : "goprobe failed");
+		}
+	} else if (spt_json_parse(a, o.out, o.out_len, 0, answer, &je)) {
+		r = pfail(err, EPROTO, "goprobe's answer is not JSON: %s", je.msg);
 	} else {
-		struct spt_json_error je;
-		if (spt_json_parse(a, o.out, o.out_len, 0, answer, &je))
-			r = pfail(err, EPROTO, "goprobe's answer is not JSON: %s", je.msg);
+		cache_store(cached, o.out, o.out_len);
 	}
 	sup_output_free(&o);
 	return r;

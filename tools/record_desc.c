@@ -267,11 +267,20 @@ static int record(struct rec *r)
 		cli_json_str(stdout, r->com.out);
 		printf(",\"scenario\":");
 		cli_json_str(stdout, r->com.scenario);
+		printf(",\"work_dir\":");
+		cli_json_str(stdout, r->keep ? r->keep : dir);
 		printf(",\"seed\":%" PRIu64 ",\"nodes\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"hits\":%" PRIu64
 		       ",\"repeats\":%" PRIu64 ",\"sends\":%" PRIu64 ",\"receives\":%" PRIu64 ",\"paired\":%" PRIu64
 		       ",\"unpaired_receives\":%" PRIu64 ",\"unpaired_sends\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"return\":%u}",
 		       r->com.seed, cl.n, st->events, lost, es->hits, es->repeats, st->sends, st->receives, st->paired,
 		       st->unpaired_receives, st->unpaired_sends, probes.entry_sites, probes.ret_sites);
+		printf(",\"probe_hits\":{");
+		for (size_t i = 0; i < probes.n; i++) {
+			printf("%s", i ? "," : "");
+			cli_json_str(stdout, d->probes[i].name);
+			printf(":%" PRIu64, hevents_probe_hits(ev, i));
+		}
+		printf("}");
 		if (sc.started && d->has_load)
 			printf(",\"load\":{\"ops\":%" PRIu64 ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64 "}", sc.load.ops,
 			       sc.load.acked, sc.load.failed);

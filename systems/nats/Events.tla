@@ -8,9 +8,13 @@
 (*                                                                         *)
 (* A step is a Begin event (kind: the step, with the message it handles)  *)
 (* and an End event (the node's state after it), with the messages it     *)
-(* sends between them. A state change seen outside any step (the          *)
-(* candidate loop stepping down on a vote response's higher term, say) is *)
-(* an event of its own, Unobserved, so that no window hides it.           *)
+(* sends between them. Steps of one node run under its lock, one at a     *)
+(* time, but two goroutines may both have entered theirs (one waiting for *)
+(* the lock): a step's Begin is written when its goroutine shows it runs  *)
+(* (its first send, or its end), so the events follow the lock's order.   *)
+(* A state change seen outside any step (the candidate loop stepping down *)
+(* on a vote response's higher term, a restart) is an event of its own,   *)
+(* Unobserved, so that no window hides it.                                 *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC
 
@@ -49,7 +53,7 @@ StateOf(acc, hit) ==
 
 NoState == [term |-> 0, vote |-> "", role |-> "Follower", leader |-> "", commit |-> 0, log |-> <<>>]
 
-ShapeInit == [ids |-> <<>>, inbox |-> <<>>, st |-> <<>>, open |-> <<>>]
+ShapeInit == [ids |-> <<>>, inbox |-> <<>>, st |-> <<>>, ends |-> <<>>, steps |-> <<>>]
 
 \* acc with the node's id learned and its entry in st and open made.
 Learn(acc, hit) ==
@@ -57,7 +61,7 @@ Learn(acc, hit) ==
         a1 == IF "id" \in DOMAIN hit.r /\ hit.r.id # <<>> /\ hit.r.id \notin DOMAIN acc.ids
               THEN [acc EXCEPT !.ids = @ @@ (hit.r.id :> n)] ELSE acc
     IN IF n \in DOMAIN a1.st THEN a1
-       ELSE [a1 EXCEPT !.st = @ @@ (n :> NoState), !.open = @ @@ (n :> "")]
+       ELSE [a1 EXCEPT !.st = @ @@ (n :> NoState), !.ends = @ @@ (n :> 0)]
 
 Ev(kind, args) == [kind |-> kind, args |-> args]
 EvState(kind, st) == [kind |-> kind, state |-> st]
@@ -83,7 +87,7 @@ Begin(acc, hit) ==
                   f == [term |-> r.vr_term, lastTerm |-> r.vr_last_term, lastIndex |-> r.vr_last_index,
                         candidate |-> c]
               IN EvMsg("HandleVoteRequest", [from |-> c], Msg("recv", c, n, "VoteRequest", f))
-         [] hit.probe = "append_entry" /\ r.sub = r.aesub ->
+         [] hit.probe = "append_entry" /\ r.sub # 0 /\ r.sub = r.aesub ->
               LET l == Name(acc, r.ae_leader)
                   f == [term |-> r.ae_term, commit |-> r.ae_commit, prevTerm |-> r.ae_pterm,
                         prevIndex |-> r.ae_pindex, entries |-> r.ae_entries]
@@ -145,31 +149,58 @@ VoteResponse(acc, hit) ==
              Msg("recv", p, hit.node, "VoteResponse", [term |-> LE(b, 0, 8), granted |-> b[17] = 1]))
 
 (***************************************************************************)
+(* Steps in progress, by <<node, goroutine>>: the Begin event to write,   *)
+(* the state the step started from, how many steps of the node had ended  *)
+(* then, and whether the Begin was written.                                *)
+(***************************************************************************)
+Without(f, k) == [x \in DOMAIN f \ {k} |-> f[x]]
+
+\* Writes step k's Begin if it is not written yet: after an Unobserved event when its starting
+\* state differs from the node's last (and no other step of the node ended since it started).
+Show(acc, k) ==
+    LET s == acc.steps[k]
+        n == k[1]
+        hidden == s.st # acc.st[n] /\ s.ends = acc.ends[n]
+    IN IF s.shown THEN [acc |-> acc, out |-> <<>>]
+       ELSE [acc |-> [acc EXCEPT !.steps[k].shown = TRUE, !.st[n] = IF hidden THEN s.st ELSE @],
+             out |-> (IF hidden THEN <<EvState("Unobserved", s.st)>> ELSE <<>>) \o <<s.ev>>]
+
+\* Step k ends with the node in state st.
+Finish(acc, k, st) ==
+    LET n == k[1]
+        sh == Show(acc, k)
+    IN [acc |-> [sh.acc EXCEPT !.steps = Without(@, k), !.st[n] = st, !.ends[n] = @ + 1],
+        out |-> sh.out \o <<EvState("End", st)>>]
+
+(***************************************************************************)
 (* One hit.                                                                 *)
 (***************************************************************************)
 Shape(hit, acc0) ==
+    LET k == <<hit.node, hit.g>> IN
     IF hit.probe = "send" THEN
-        IF {"msg", "subject"} \subseteq DOMAIN hit.r THEN [acc |-> Inbox(acc0, hit), out |-> Sends(acc0, hit)]
+        IF {"msg", "subject"} \subseteq DOMAIN hit.r THEN
+            LET sends == Sends(acc0, hit)
+                sh == IF sends # <<>> /\ k \in DOMAIN acc0.steps THEN Show(acc0, k) ELSE [acc |-> acc0, out |-> <<>>]
+            IN [acc |-> Inbox(sh.acc, hit), out |-> sh.out \o sends]
         ELSE [acc |-> acc0, out |-> <<>>]
     ELSE IF ~Meta(hit) THEN [acc |-> acc0, out |-> <<>>]
     ELSE
     LET acc == Learn(acc0, hit)
         n == hit.node
         st == StateOf(acc, hit)
-        changed == st # acc.st[n]
-        open == acc.open[n]
-        acc1 == [acc EXCEPT !.st[n] = st]
     IN IF hit.probe = "vote_response" THEN
-          [acc |-> acc1, out |-> (IF changed THEN <<EvState("Unobserved", st)>> ELSE <<>>) \o <<VoteResponse(acc, hit)>>]
+          \* on a connection's goroutine, outside the Raft steps
+          [acc |-> acc, out |-> <<VoteResponse(acc, hit)>>]
        ELSE IF hit.probe \in DOMAIN Steps THEN
-          \* A step begins; one still open (the call it is nested in) ends here.
-          LET before == IF open # "" THEN <<EvState("End", st)>>
-                        ELSE IF changed THEN <<EvState("Unobserved", st)>> ELSE <<>>
-          IN [acc |-> [acc1 EXCEPT !.open[n] = hit.probe], out |-> before \o <<Begin(acc, hit)>>]
+          \* A step begins; one of this goroutine still in progress (the call this one is nested
+          \* in) ends here.
+          LET outer == IF k \in DOMAIN acc.steps THEN Finish(acc, k, st) ELSE [acc |-> acc, out |-> <<>>]
+              step == [ev |-> Begin(acc, hit), st |-> st, ends |-> outer.acc.ends[n], shown |-> FALSE]
+          IN [acc |-> [outer.acc EXCEPT !.steps = @ @@ (k :> step)], out |-> outer.out]
        ELSE IF hit.probe \in Ends THEN
-          \* A step ends (or the call a nested step ended: its rest is unobserved if it changed anything).
-          [acc |-> [acc1 EXCEPT !.open[n] = ""],
-           out |-> IF open # "" THEN <<EvState("End", st)>>
-                   ELSE IF changed THEN <<EvState("Unobserved", st)>> ELSE <<>>]
-       ELSE [acc |-> acc1, out |-> <<>>]
+          IF k \in DOMAIN acc.steps THEN Finish(acc, k, st)
+          ELSE \* the rest of a call whose nested step ended it: unobserved if it changed anything
+             [acc |-> [acc EXCEPT !.st[n] = st],
+              out |-> IF st # acc.st[n] THEN <<EvState("Unobserved", st)>> ELSE <<>>]
+       ELSE [acc |-> acc, out |-> <<>>]
 ====

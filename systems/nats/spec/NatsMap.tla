@@ -35,6 +35,8 @@ MapVars(st, net, hist) ==
         votes |-> hist]
 
 WindowStart(ev) == IF ev.kind \in Actions THEN ev.kind ELSE ""
+\* Vote responses arrive on a connection's goroutine, between the Raft steps' events.
+WindowActor(ev) == <<ev.node, IF ev.kind = "ReceiveVoteResponse" THEN "connection" ELSE "raft">>
 WindowEnd(ev, a) == ev.kind = "End"
 Params(ev, a) ==
     IF a \in Receives THEN <<ev.node, Plain(ev.msg)>>

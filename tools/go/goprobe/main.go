@@ -27,7 +27,9 @@
 // The Go version this tool was built with is in the answer: the binary probed must match it,
 // or the offsets may not hold.
 //
-// Exit status: 0 answered, 1 an error (one line on stderr: what and where), 2 usage.
+// Exit status: 0 answered, 1 an error (one line on stderr: what and where; an error about the
+// request's function F or its read R starts "request F R:", R -1 for the function itself), 2
+// usage.
 package main
 
 import (
@@ -146,17 +148,17 @@ func resolve(pkgPath string, req *request) (*answer, error) {
 		return nil, err
 	}
 	ans := &answer{Go: runtime.Version(), Package: pkgPath}
-	for _, rf := range req.Functions {
+	for fi, rf := range req.Functions {
 		decl, fn := findFunc(files, info, rf.Name)
 		if fn == nil {
-			return nil, fmt.Errorf("function %s: not in package %s", rf.Name, pkgPath)
+			return nil, fmt.Errorf("request %d -1: function %s is not in package %s", fi, rf.Name, pkgPath)
 		}
 		fa := funcAnswer{Name: rf.Name, Symbol: pkgPath + "." + rf.Name, Pos: im.fset.Position(decl.Pos()).String()}
 		fa.Params = assign(decl, fn.Type().(*types.Signature))
-		for _, expr := range rf.Reads {
+		for ri, expr := range rf.Reads {
 			ra, err := resolveRead(expr, fa.Params, decl, fn.Type().(*types.Signature))
 			if err != nil {
-				return nil, fmt.Errorf("function %s, read %q: %v", rf.Name, expr, err)
+				return nil, fmt.Errorf("request %d %d: %v", fi, ri, err)
 			}
 			fa.Reads = append(fa.Reads, *ra)
 		}

@@ -1,0 +1,77 @@
+#!/bin/sh
+# spectap record nats: Debian's unmodified nats-server, described as data only (systems/nats:
+# system.yaml, Events.tla, spec/; no C), recorded on loopback and checked against the spec
+# written from its code. Bad descriptions are refused with file:line:col before anything starts.
+. tests/cli/lib.sh
+N=systems/nats
+differ() { ! cmp -s "$1" "$2"; }
+
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record nosuch --scenario x -o "$T/x.spt"
+check_contains "an unknown system says where it looked" "$T/e" "no description of a system named 'nosuch': looked for"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record nats --scenario nap -o "$T/x.spt"
+check_contains "an unknown scenario names the known ones" "$T/e" "unknown scenario 'nap' of nats (known: initial-election, leader-kill"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" record nats --help
+check_contains "--help lists the description's scenarios" "$T/o" "scenarios: initial-election, leader-kill"
+
+# A copy of the description with one mistake, found by SPECTAP_SYSTEMS.
+bad_copy() {
+	rm -rf "$T/sys"
+	mkdir -p "$T/sys"
+	cp -r "$N" "$T/sys/nats"
+	sed -i "$1" "$T/sys/nats/system.yaml"
+}
+bad_copy 's/server_name: ${node}/server_name: ${nod}/'
+run_status 1 "$T/o" "$T/e" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record nats --scenario initial-election -o "$T/x.spt"
+check_contains "an unknown placeholder: file, line, column" "$T/e" "system.yaml:13:20: files: unknown variable 'nod'"
+check "nothing was written" test ! -e "$T/x.spt"
+if [ "$(id -u)" != 0 ] || [ ! -x /usr/sbin/nats-server ]; then
+	echo "SKIP: recording NATS needs root and Debian's nats-server"
+	finish
+	exit $?
+fi
+bad_copy 's/(\*raft).switchToLeader", name: leader,/(*raft).switchToLeeder", name: leader,/'
+run_status 1 "$T/o" "$T/e" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record nats --scenario initial-election -o "$T/x.spt"
+check_contains "a function the source lacks: its line" "$T/e" "system.yaml:59:7: function (*raft).switchToLeeder is not in package"
+bad_copy 's/commit: n.commit, pterm: n.pterm, pindex: n.pindex}/commit: n.comit, pterm: n.pterm, pindex: n.pindex}/'
+run_status 1 "$T/o" "$T/e" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record nats --scenario initial-election -o "$T/x.spt"
+check_contains "a field path that does not resolve: its line" "$T/e" "read commit (n.comit): server.raft has no field comit"
+check "nothing was left running" test -z "$(pgrep -f "$T/sys" || true)"
+
+# Each scenario: nothing lost, every receive paired, the leader each live node reports is the
+# trace's, the work directory gone, every window of the faithful spec passing; across them every
+# probe fires.
+SPEC=$N/spec/NatsRaft.tla
+MAP=$N/spec/NatsMap.tla
+: >"$T/hits"
+for sc in initial-election leader-kill leader-restart leader-pause; do
+	run_status 0 "$T/$sc.json" "$T/$sc.err" "$SPECTAP" record nats --scenario "$sc" --seed 3 -o "$T/$sc.spt" --json
+	check_eq "$sc: nothing lost" 0 "$(jq .lost "$T/$sc.json")"
+	check_eq "$sc: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/$sc.json")"
+	check_eq "$sc: the leader every live node reports is the trace's" true "$(jq .final_match "$T/$sc.json")"
+	check "$sc: the work directory is removed" test ! -e "$(jq -r .work_dir "$T/$sc.json")"
+	check_eq "$sc: the load was acknowledged" "$(jq .load.ops "$T/$sc.json")" "$(jq '.load.acked + .load.failed' "$T/$sc.json")"
+	jq -r '.probe_hits | to_entries[] | select(.value > 0) | .key' "$T/$sc.json" >>"$T/hits"
+	run_status 0 "$T/$sc.check" "$T/$sc.cerr" "$SPECTAP" check --map "$MAP" --spec "$SPEC" "$T/$sc.spt" --json
+	check_eq "$sc: every window passes NatsRaft.tla" "[]" "$(jq -c '[.actions[] | select(.passed != .windows)]' "$T/$sc.check")"
+done
+for p in $(jq -r '.probe_hits | keys[]' "$T/initial-election.json"); do
+	check "probe $p fires in some scenario" grep -qx "$p" "$T/hits"
+done
+check_eq "a leader was elected again after the kill" 2 "$(jq '.probe_hits.leader' "$T/leader-kill.json")"
+check "a paused leader steps down when it wakes" test "$(jq '.probe_hits.follower' "$T/leader-pause.json")" -ge 1
+
+# Specs that say what textbook Raft does, not what this code does, fail where they differ.
+sed 's/Reply(m, Msg(i, m.from, "VoteResponse", \[term |-> term\[i\], granted |-> grant\]))/Reply(m, Msg(i, m.from, "VoteResponse", [term |-> t, granted |-> grant]))/' \
+	"$SPEC" >"$T/NatsRaft.tla"
+cp $N/spec/NatsRaft.cfg "$T/"
+check "the textbook vote response is a change of the spec" differ "$SPEC" "$T/NatsRaft.tla"
+run_status 1 "$T/tb.check" "$T/tb.err" "$SPECTAP" check --map "$MAP" --spec "$T/NatsRaft.tla" "$T/leader-kill.spt" --json
+check_eq "a vote response with the raised term fails HandleVoteRequest" true \
+	"$(jq '[.actions[] | select(.action == "HandleVoteRequest" and .passed < .windows)] | length > 0' "$T/tb.check")"
+sed 's/       \/\\ UNCHANGED <<vote, commit, log, msgs, votes>>/       \/\\ vote'"'"' = [vote EXCEPT ![i] = i] \/\\ UNCHANGED <<commit, log, msgs, votes>>/' \
+	"$SPEC" >"$T/NatsRaft.tla"
+check "the textbook self-vote at the timeout is a change of the spec" differ "$SPEC" "$T/NatsRaft.tla"
+run_status 1 "$T/sv.check" "$T/sv.err" "$SPECTAP" check --map "$MAP" --spec "$T/NatsRaft.tla" "$T/leader-kill.spt" --json
+check_eq "a candidate that votes for itself as it times out fails BecomeCandidate" true \
+	"$(jq '[.actions[] | select(.action == "BecomeCandidate" and .passed < .windows)] | length > 0' "$T/sv.check")"
+finish
