@@ -566,8 +566,8 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 static int read_top(struct rd *r)
 {
 	static const char *const keys[] = { "system", "about", "binary", "package", "version", "nodes", "ports", "files",
-					    "run", "env", "ready", "status", "load", "probes", "events", "scenarios",
-					    NULL };
+					    "run", "env", "ready", "status", "load", "probes", "events", "spec",
+					    "dialects", "scenarios", NULL };
 	const struct ynode *top = r->doc.root, *x;
 	struct desc *d = r->d;
 	int e;
@@ -630,6 +630,19 @@ static int read_top(struct rd *r)
 		return e;
 	if (d->nprobes && !d->events)
 		return FAIL(r, top, "'events' (the module that turns probe hits into events) is missing");
+	if ((x = ynode_get(top, "dialects"))) {
+		static const char *const dkeys[] = { "sysmobench", NULL };
+		if ((e = want(r, x, YNODE_MAP, "dialects")) || (e = only_keys(r, x, "dialects", dkeys)) ||
+		    (e = opt_str(r, x, "sysmobench", &d->sysmobench)))
+			return e;
+	}
+	if ((x = ynode_get(top, "spec"))) {
+		static const char *const skeys[] = { "spec", "map", "cfg", NULL };
+		if ((e = want(r, x, YNODE_MAP, "spec")) || (e = only_keys(r, x, "spec", skeys)) ||
+		    (e = req_str(r, x, "spec", "spec", &d->spec)) || (e = req_str(r, x, "map", "spec", &d->map)) ||
+		    (e = opt_str(r, x, "cfg", &d->cfg)))
+			return e;
+	}
 	return read_scenarios(r, top);
 }
 
@@ -713,6 +726,10 @@ void desc_free(struct desc *d)
 	}
 	free(d->probes);
 	free(d->events);
+	free(d->spec);
+	free(d->sysmobench);
+	free(d->map);
+	free(d->cfg);
 	for (size_t i = 0; i < d->nscenarios; i++) {
 		free(d->scenarios[i].name);
 		free(d->scenarios[i].about);

@@ -136,6 +136,10 @@ struct desc {
 	struct desc_probe *probes;
 	size_t nprobes;
 	char *events;              /* the events module, relative to dir */
+	char *spec, *map, *cfg;    /* spec: the spec, mapping and cfg checked by default (--until-covered),
+				    * relative to dir; NULL when not given */
+	char *sysmobench;          /* dialects.sysmobench: the module that writes export --to sysmobench,
+				    * relative to dir; NULL: the generic envelope */
 	struct desc_scenario *scenarios;
 	size_t nscenarios;
 };

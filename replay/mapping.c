@@ -529,31 +529,6 @@ static int net_copy(struct net *dst, const struct net *src)
 
 /* ---- events as TLA+ values ---- */
 
-static spt_val *msg_value(struct spt_arena *a, const struct spt_msg *mm, bool with_dir)
-{
-	const char *names[6] = { "id", "from", "to", "type", "fields", "dir" };
-	spt_val *vals[6] = { spt_int(a, (int64_t)mm->id), spt_cstr(a, mm->from), spt_cstr(a, mm->to), spt_cstr(a, mm->type),
-			     mm->fields ? mm->fields : spt_empty_fun(a, SPT_REC),
-			     spt_cstr(a, mm->dir == SPT_MSG_SEND ? "send" : "recv") };
-	for (int i = 0; i < 6; i++)
-		if (!vals[i])
-			return NULL;
-	return spt_rec(a, names, vals, with_dir ? 6 : 5);
-}
-
-static spt_val *event_value(struct spt_arena *a, const struct spt_event *ev)
-{
-	const char *names[9] = { "node", "kind", "seq", "ts", "lamport", "tid", "state", "args", "msg" };
-	spt_val *vals[9] = { spt_cstr(a, ev->node), spt_cstr(a, ev->kind), spt_int(a, (int64_t)ev->seq),
-			     spt_int(a, (int64_t)ev->ts_ns), spt_int(a, (int64_t)ev->lamport), spt_int(a, (int64_t)ev->tid),
-			     ev->state ? ev->state : spt_empty_fun(a, SPT_REC), ev->args ? ev->args : spt_empty_fun(a, SPT_REC),
-			     ev->msg ? msg_value(a, ev->msg, true) : NULL };
-	for (int i = 0; i < (ev->msg ? 9 : 8); i++)
-		if (!vals[i])
-			return NULL;
-	return spt_rec(a, names, vals, ev->msg ? 9 : 8);
-}
-
 /* ---- compaction of the live arena ---- */
 
 /* Moves v into the fresh live arena; a value kept in several places (a node's state in the
@@ -742,7 +717,7 @@ static int apply(struct mapping *m, struct node *n, struct open_window *w, const
 {
 	struct spt_arena *a = LIVE(m);
 	spt_val *msg = NULL;
-	if (ev->msg && ev->msg->dir == SPT_MSG_SEND && !(msg = spt_value_move(a, msg_value(&m->scratch, ev->msg, false))))
+	if (ev->msg && ev->msg->dir == SPT_MSG_SEND && !(msg = spt_value_move(a, spt_msg_value(&m->scratch, ev->msg, false))))
 		return -ENOMEM;
 	if (ev->state && (!n->state || !spt_value_eq(n->state, ev->state)) && !(n->state = spt_value_move(a, ev->state)))
 		return -ENOMEM;
@@ -799,7 +774,7 @@ int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, ui
 		if ((rc = maybe_compact(m)))
 			goto out;
 		struct node *n = node_of(m, ev->node);
-		spt_val *evv = n ? event_value(&m->scratch, ev) : NULL, *a, *key = NULL;
+		spt_val *evv = n ? spt_event_value(&m->scratch, ev) : NULL, *a, *key = NULL;
 		if (!evv) {
 			rc = -ENOMEM;
 			goto out;

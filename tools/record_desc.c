@@ -18,6 +18,7 @@
 #include "events.h"
 #include "goprobes.h"
 #include "record.h"
+#include "record_corpus.h"
 #include "hscenario.h"
 #include "spectap/trace.h"
 #include "supervise.h"
@@ -40,6 +41,11 @@ static const char usage_head[] =
 	RECORD_FLUSH_HELP
 	"  --binary PATH    the program (default: the description's)\n"
 	"  --keep DIR       keep the nodes' directory (configuration, data, logs) as DIR\n"
+	"  --until-covered [--map M.tla --spec S.tla [--cfg C]] [--min N] [--budget SECONDS]\n"
+	"                   runs the scenario with seeds S, S+1, ... (one trace each in the directory\n"
+	"                   -o names, with manifest.json) until every branch the mapping lists\n"
+	"                   (Branches) has N events (default 1), or the budget (default 600 s) is\n"
+	"                   spent; the mapping and spec default to the description's (spec:)\n"
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"
@@ -50,6 +56,9 @@ struct rec {
 	struct cli *c;
 	struct record_common com;
 	const char *binary, *keep;
+	bool until_covered;
+	const char *map, *spec, *cfg;
+	uint64_t min, budget_s;
 	struct desc d;
 	struct collect *col;
 	uint64_t t0_ms;
@@ -355,6 +364,42 @@ out:
 	return rc;
 }
 
+/* --until-covered: the corpus loop runs this command once per seed, with these options. */
+static int until_covered(struct rec *r, const char *system)
+{
+	char map[PATH_MAX], spec[PATH_MAX], cfg[PATH_MAX], nodes[16], flush[16];
+	const struct desc *d = &r->d;
+	const char *pass[16];
+	size_t n = 0;
+	if (!r->map && d->map)
+		snprintf(map, sizeof(map), "%s/%s", d->dir, d->map), r->map = map;
+	if (!r->spec && d->spec)
+		snprintf(spec, sizeof(spec), "%s/%s", d->dir, d->spec), r->spec = spec;
+	if (!r->cfg && d->cfg)
+		snprintf(cfg, sizeof(cfg), "%s/%s", d->dir, d->cfg), r->cfg = cfg;
+	if (!r->map || !r->spec)
+		return cli_usage_error(r->c, "--until-covered needs --map M.tla and --spec S.tla (%s names none)", d->path);
+	snprintf(nodes, sizeof(nodes), "%u", r->com.nodes);
+	pass[n++] = "--nodes";
+	pass[n++] = nodes;
+	if (r->binary) {
+		pass[n++] = "--binary";
+		pass[n++] = r->binary;
+	}
+	if (r->com.allow_loss)
+		pass[n++] = "--allow-loss";
+	if (r->com.flush_ms_given) {
+		snprintf(flush, sizeof(flush), "%u", r->com.flush_ms);
+		pass[n++] = "--flush-ms";
+		pass[n++] = flush;
+	}
+	pass[n] = NULL;
+	struct corpus_opts co = { .system = system, .scenario = r->com.scenario, .map = r->map, .spec = r->spec,
+				  .cfg = r->cfg, .dir = r->com.out, .seed = r->com.seed, .min = r->min ? r->min : 1,
+				  .budget_s = (unsigned)(r->budget_s ? r->budget_s : 600), .pass = pass };
+	return record_until_covered(r->c, &co);
+}
+
 int record_described(int argc, char **argv)
 {
 	char path[PATH_MAX], err[DESC_ERR_SIZE];
@@ -362,6 +407,9 @@ int record_described(int argc, char **argv)
 	struct rec r = { .c = &c, .com = { .seed = 1 }, .t0_ms = sup_now_ms() };
 	static const struct option longopts[] = {
 		RECORD_COMMON_LONGOPTS, { "binary", required_argument, NULL, 'B' }, { "keep", required_argument, NULL, 'K' },
+		{ "until-covered", no_argument, NULL, 'U' }, { "map", required_argument, NULL, 'M' },
+		{ "spec", required_argument, NULL, 'P' }, { "cfg", required_argument, NULL, 'C' },
+		{ "min", required_argument, NULL, 'm' }, { "budget", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *system = argv[1]; /* getopt_long moves it behind the options */
@@ -383,6 +431,17 @@ int record_described(int argc, char **argv)
 		switch (opt) {
 		case 'B': r.binary = optarg; break;
 		case 'K': r.keep = optarg; break;
+		case 'U': r.until_covered = true; break;
+		case 'M': r.map = optarg; break;
+		case 'P': r.spec = optarg; break;
+		case 'C': r.cfg = optarg; break;
+		case 'm':
+		case 'b':
+			if (!cli_parse_u64(&c, opt == 'm' ? "--min" : "--budget", optarg, opt == 'm' ? &r.min : &r.budget_s)) {
+				desc_free(&r.d);
+				return CLI_USAGE;
+			}
+			break;
 		case 'h': {
 			char names[512];
 			desc_scenario_names(&r.d, names, sizeof(names));
@@ -407,7 +466,12 @@ int record_described(int argc, char **argv)
 	else if (!desc_scenario(&r.d, r.com.scenario))
 		rc = cli_usage_error(&c, "unknown scenario '%s' of %s (known: %s)", r.com.scenario, r.d.name, names);
 	else if (!r.com.out)
-		rc = cli_usage_error(&c, "-o OUT.spt is required");
+		rc = cli_usage_error(&c, r.until_covered ? "-o DIR (the corpus directory) is required"
+							 : "-o OUT.spt is required");
+	else if (r.until_covered)
+		rc = until_covered(&r, system);
+	else if (r.map || r.spec || r.cfg || r.min || r.budget_s)
+		rc = cli_usage_error(&c, "--map, --spec, --cfg, --min and --budget go with --until-covered");
 	else
 		rc = record(&r);
 	desc_free(&r.d);

@@ -63,6 +63,12 @@ struct spt_header {
 	uint32_t format_version;     /* filled by the writer */
 };
 
+/* An event as one TLA+ record [node, kind, seq, ts, lamport, tid, state, args, msg] (state and
+ * args [] when absent; msg only when there is one), as mappings and a system's modules see it;
+ * its message as [id, from, to, type, fields] (and dir, "send" or "recv"). NULL: out of memory. */
+spt_val *spt_event_value(struct spt_arena *a, const struct spt_event *ev);
+spt_val *spt_msg_value(struct spt_arena *a, const struct spt_msg *mm, bool with_dir);
+
 /* The header as written by the writer: version, writer name and a clock snapshot if unset. */
 void spt_header_fill_defaults(struct spt_header *h);
 

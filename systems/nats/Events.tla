@@ -49,11 +49,16 @@ StateOf(acc, hit) ==
         role |-> Role(r.state),
         leader |-> IF "leader" \in DOMAIN r THEN Name(acc, r.leader) ELSE last.leader,
         commit |-> r.commit,
-        log |-> NewLog(last.log, r.pterm, r.pindex)]
+        log |-> NewLog(last.log, r.pterm, r.pindex),
+        \* the catchup it is in: <<the term, the index it waits for>> (its fields unread without one)
+        catchup |-> IF r.catchup = 0 \/ ~({"cterm", "cindex"} \subseteq DOMAIN r) THEN <<>> ELSE <<r.cterm, r.cindex>>]
 
-NoState == [term |-> 0, vote |-> "", role |-> "Follower", leader |-> "", commit |-> 0, log |-> <<>>]
+NoState == [term |-> 0, vote |-> "", role |-> "Follower", leader |-> "", commit |-> 0, log |-> <<>>, catchup |-> <<>>]
 
-ShapeInit == [ids |-> <<>>, inbox |-> <<>>, st |-> <<>>, ends |-> <<>>, steps |-> <<>>]
+ShapeInit == [ids |-> <<>>, inbox |-> <<>>, st |-> <<>>, ends |-> <<>>, steps |-> <<>>, catching |-> <<>>]
+
+AEFields(b) == [term |-> LE(b, 8, 8), commit |-> LE(b, 16, 8), prevTerm |-> LE(b, 24, 8), prevIndex |-> LE(b, 32, 8),
+                entries |-> LE(b, 40, 2)]
 
 \* acc with the node's id learned and its entry in st and open made.
 Learn(acc, hit) ==
@@ -92,9 +97,16 @@ Begin(acc, hit) ==
                   f == [term |-> r.ae_term, commit |-> r.ae_commit, prevTerm |-> r.ae_pterm,
                         prevIndex |-> r.ae_pindex, entries |-> r.ae_entries]
               IN EvMsg("HandleAppendEntries", [from |-> l], Msg("recv", l, n, "AppendEntries", f))
+         [] hit.probe = "append_entry" /\ r.sub # 0 /\ r.sub # r.aesub /\ n \in DOMAIN acc.catching ->
+              \* an entry the leader sends to the catchup inbox this node named (stored entries: the
+              \* leader field is whoever appended them)
+              LET l == acc.catching[n]
+                  f == [term |-> r.ae_term, commit |-> r.ae_commit, prevTerm |-> r.ae_pterm,
+                        prevIndex |-> r.ae_pindex, entries |-> r.ae_entries]
+              IN EvMsg("HandleCatchup", [from |-> l], Msg("recv", l, n, "CatchupEntries", f))
          [] hit.probe = "append_entry" ->
-              \* a catchup from the leader (its own inbox) or the log's replay at a restart
-              Ev(IF r.sub = 0 THEN "ReplayEntry" ELSE "HandleCatchup",
+              \* the log's replay at a restart (or a catchup entry of an inbox not seen)
+              Ev(IF r.sub = 0 THEN "ReplayEntry" ELSE "HandleUnknownCatchup",
                  [term |-> r.ae_term, prevTerm |-> r.ae_pterm, prevIndex |-> r.ae_pindex, entries |-> r.ae_entries])
          [] hit.probe = "append_response" ->
               LET p == Name(acc, r.ar_peer)
@@ -122,11 +134,12 @@ Sends(acc, hit) ==
           To("VoteRequest", [term |-> LE(b, 0, 8), lastTerm |-> LE(b, 8, 8), lastIndex |-> LE(b, 16, 8),
                              candidate |-> Name(acc, SubSeq(b, 25, 32))])
        ELSE IF r.subject = AppendSubject THEN
-          To("AppendEntries", [term |-> LE(b, 8, 8), commit |-> LE(b, 16, 8), prevTerm |-> LE(b, 24, 8),
-                               prevIndex |-> LE(b, 32, 8), entries |-> LE(b, 40, 2)])
+          To("AppendEntries", AEFields(b))
        ELSE IF r.subject \in DOMAIN acc.inbox THEN
           LET to == acc.inbox[r.subject].node
-          IN IF acc.inbox[r.subject].kind = "vote"
+          IN IF acc.inbox[r.subject].kind = "catchup"
+             THEN << EvMsg("Send", [none |-> TRUE], Msg("send", n, to, "CatchupEntries", AEFields(b))) >>
+             ELSE IF acc.inbox[r.subject].kind = "vote"
              THEN << EvMsg("Send", [none |-> TRUE],
                            Msg("send", n, to, "VoteResponse", [term |-> LE(b, 0, 8), granted |-> b[17] = 1])) >>
              ELSE << EvMsg("Send", [none |-> TRUE],
@@ -134,12 +147,18 @@ Sends(acc, hit) ==
                                [term |-> LE(b, 0, 8), index |-> LE(b, 8, 8), success |-> b[25] = 1])) >>
        ELSE <<>>
 
-\* The inbox a broadcast names for its replies.
+\* The inbox a broadcast names for its replies; the catchup inbox a follower names in its
+\* response, and whom it asks.
 Inbox(acc, hit) ==
-    IF hit.r.subject \in {VoteSubject, AppendSubject} /\ "reply" \in DOMAIN hit.r
-    THEN [acc EXCEPT !.inbox = @ @@ (hit.r.reply :> [node |-> hit.node,
-                                          kind |-> IF hit.r.subject = VoteSubject THEN "vote" ELSE "ae"])]
-    ELSE acc
+    LET r == hit.r
+    IN IF r.subject \in {VoteSubject, AppendSubject} /\ "reply" \in DOMAIN r
+       THEN [acc EXCEPT !.inbox = @ @@ (r.reply :> [node |-> hit.node,
+                                          kind |-> IF r.subject = VoteSubject THEN "vote" ELSE "ae"])]
+       ELSE IF "reply" \in DOMAIN r /\ r.reply # "" /\ r.subject \in DOMAIN acc.inbox
+               /\ acc.inbox[r.subject].kind = "ae"
+       THEN [acc EXCEPT !.inbox = (r.reply :> [node |-> hit.node, kind |-> "catchup"]) @@ @,
+                        !.catching = (hit.node :> acc.inbox[r.subject].node) @@ @]
+       ELSE acc
 
 \* A vote response arrives (on a connection's goroutine, not the Raft one): a receive, no step.
 VoteResponse(acc, hit) ==

@@ -9,8 +9,9 @@
 EXTENDS Spec
 
 Actions == {"BecomeCandidate", "RequestVote", "HandleVoteRequest", "BecomeLeader", "BecomeFollower",
-            "SendAppendEntries", "SendHeartbeat", "HandleAppendEntries", "HandleAppendEntriesResponse"}
-Receives == {"HandleVoteRequest", "HandleAppendEntries", "HandleAppendEntriesResponse"}
+            "SendAppendEntries", "SendHeartbeat", "HandleAppendEntries", "HandleAppendEntriesResponse",
+            "HandleCatchup"}
+Receives == {"HandleVoteRequest", "HandleAppendEntries", "HandleAppendEntriesResponse", "HandleCatchup"}
 
 Plain(m) == [from |-> m.from, to |-> m.to, type |-> m.type, fields |-> m.fields]
 
@@ -32,7 +33,8 @@ MapVars(st, net, hist) ==
         commit |-> [n \in Server |-> Get(st, n, "commit", 0)],
         log |-> [n \in Server |-> Get(st, n, "log", <<>>)],
         msgs |-> [p \in plain |-> Cardinality({m \in net : Plain(m) = p})],
-        votes |-> hist]
+        votes |-> hist,
+        catchup |-> [n \in Server |-> Get(st, n, "catchup", <<>>)]]
 
 WindowStart(ev) == IF ev.kind \in Actions THEN ev.kind ELSE ""
 \* Vote responses arrive on a connection's goroutine, between the Raft steps' events.
@@ -43,4 +45,16 @@ Params(ev, a) ==
     ELSE IF a = "BecomeFollower" THEN <<ev.node, ev.args.leader>>
     ELSE IF a = "SendAppendEntries" THEN <<ev.node, ev.args.entries>>
     ELSE <<ev.node>>
+
+\* Coverage (spectap stat --coverage, record --until-covered): every step, and the answers that
+\* refuse as well as those that accept.
+Branch(ev) ==
+    IF ev.kind \in Actions THEN ev.kind
+    ELSE IF ev.kind = "Send" /\ ev.msg.type = "VoteResponse"
+    THEN IF ev.msg.fields.granted THEN "VoteGranted" ELSE "VoteRejected"
+    ELSE IF ev.kind = "Send" /\ ev.msg.type = "AppendEntriesResponse"
+    THEN IF ev.msg.fields.success THEN "AppendAccepted" ELSE "AppendRejected"
+    ELSE IF ev.kind = "Unobserved" THEN "Unobserved"
+    ELSE ""
+Branches == Actions \cup {"VoteGranted", "VoteRejected", "AppendAccepted", "AppendRejected"}
 ====

@@ -16,16 +16,18 @@
 (*  - stepping down on a higher term is queued: the role changes in a     *)
 (*    later BecomeFollower step, not in the step that saw the term.       *)
 (* The log holds each index's term (a NATS log index is one append entry, *)
-(* of any number of proposals). Hidden (not in the trace): which peers     *)
-(* acknowledged which index, the catchup a follower is in, the timers.    *)
+(* of any number of proposals); catchup the catchup a follower is in (the *)
+(* term and index it waits for, <<>> for none). Hidden (not in the trace): *)
+(* which peers acknowledged which index, the timers (a catchup that       *)
+(* stalled), the leader's catchup goroutines.                               *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, Bags
 
 CONSTANTS Server
 
-VARIABLES term, vote, role, leader, commit, log, msgs, votes
+VARIABLES term, vote, role, leader, commit, log, msgs, votes, catchup
 
-vars == <<term, vote, role, leader, commit, log, msgs, votes>>
+vars == <<term, vote, role, leader, commit, log, msgs, votes, catchup>>
 
 Nil == ""
 Quorum == Cardinality(Server) \div 2 + 1
@@ -48,6 +50,7 @@ Init ==
     /\ log = [i \in Server |-> <<>>]
     /\ msgs = EmptyBag
     /\ votes = [i \in Server |-> {}]
+    /\ catchup = [i \in Server |-> <<>>]
 
 (***************************************************************************)
 (* switchToCandidate: the election timer of a follower or a candidate.     *)
@@ -58,7 +61,7 @@ BecomeCandidate(i) ==
        /\ term' = [term EXCEPT ![i] = @ + 1]
        /\ role' = [role EXCEPT ![i] = "Candidate"]
        /\ leader' = [leader EXCEPT ![i] = Nil]
-       /\ UNCHANGED <<vote, commit, log, msgs, votes>>
+       /\ UNCHANGED <<vote, commit, log, msgs, votes, catchup>>
     \/ UNCHANGED vars
 
 (***************************************************************************)
@@ -69,7 +72,7 @@ RequestVote(i) ==
        /\ vote' = [vote EXCEPT ![i] = i]
        /\ Broadcast(i, "VoteRequest", [term |-> term[i], lastTerm |-> LastTerm(log[i]),
                                         lastIndex |-> Len(log[i]), candidate |-> i])
-       /\ UNCHANGED <<term, role, leader, commit, log, votes>>
+       /\ UNCHANGED <<term, role, leader, commit, log, votes, catchup>>
     \/ /\ role[i] # "Candidate"
        /\ UNCHANGED vars
 
@@ -88,7 +91,7 @@ HandleVoteRequest(i, m) ==
        IN /\ term' = [term EXCEPT ![i] = t]
           /\ vote' = [vote EXCEPT ![i] = IF grant THEN r.candidate ELSE v]
           /\ Reply(m, Msg(i, m.from, "VoteResponse", [term |-> term[i], granted |-> grant]))
-    /\ UNCHANGED <<role, leader, commit, log, votes>>
+    /\ UNCHANGED <<role, leader, commit, log, votes, catchup>>
 
 (***************************************************************************)
 (* switchToLeader: a candidate with a quorum of granted responses          *)
@@ -100,7 +103,7 @@ BecomeLeader(i) ==
     /\ Cardinality(votes[i] \cup {i}) >= Quorum
     /\ role' = [role EXCEPT ![i] = "Leader"]
     /\ leader' = [leader EXCEPT ![i] = i]
-    /\ UNCHANGED <<term, vote, commit, log, msgs, votes>>
+    /\ UNCHANGED <<term, vote, commit, log, msgs, votes, catchup>>
 
 (***************************************************************************)
 (* switchToFollower(l): the queued step down, or a leader's own.           *)
@@ -108,7 +111,7 @@ BecomeLeader(i) ==
 BecomeFollower(i, l) ==
     /\ role' = [role EXCEPT ![i] = "Follower"]
     /\ leader' = [leader EXCEPT ![i] = l]
-    /\ UNCHANGED <<term, vote, commit, log, msgs, votes>>
+    /\ UNCHANGED <<term, vote, commit, log, msgs, votes, catchup>>
 
 (***************************************************************************)
 (* sendAppendEntry: a leader's append of k proposals as one index (k > 0),  *)
@@ -120,67 +123,107 @@ SendAppendEntries(i, k) ==
     /\ k > 0
     /\ log' = [log EXCEPT ![i] = Append(@, term[i])]
     /\ Broadcast(i, "AppendEntries", AppendFields(i, k))
-    /\ UNCHANGED <<term, vote, role, leader, commit, votes>>
+    /\ UNCHANGED <<term, vote, role, leader, commit, votes, catchup>>
 SendHeartbeat(i) ==
     /\ Broadcast(i, "AppendEntries", AppendFields(i, 0))
-    /\ UNCHANGED <<term, vote, role, leader, commit, log, votes>>
+    /\ UNCHANGED <<term, vote, role, leader, commit, log, votes, catchup>>
 
 (***************************************************************************)
-(* processAppendEntry of a message on the group's subject.                 *)
+(* processAppendEntry: of a message on the group's subject (isNew), or of *)
+(* an entry the leader sends to the catchup inbox the node named (a       *)
+(* catchup entry: stored entries, acknowledged to the leader's inbox).    *)
+(* The cases in the code's order; c is the catchup after its check (<<>>  *)
+(* once the node has what it waited for), t, v, l the term, vote and      *)
+(* leader after the term checks.                                           *)
 (***************************************************************************)
 Response(i, m, t, idx, ok) == Msg(i, m.from, "AppendEntriesResponse", [term |-> t, index |-> idx, success |-> ok])
 
+Set(i, t, v, l, c) ==
+    /\ term' = [term EXCEPT ![i] = t]
+    /\ vote' = [vote EXCEPT ![i] = v]
+    /\ leader' = [leader EXCEPT ![i] = l]
+    /\ catchup' = [catchup EXCEPT ![i] = c]
+
 \* storeToWAL, the commits the leader's commit index allows (applyCommit stops at the first
 \* index it cannot load), and the success response.
-Store(i, m, t, v, l) ==
+Store(i, m, t, v, l, c) ==
     LET a == m.fields
         nl == IF a.entries > 0 THEN Append(log[i], a.term) ELSE log[i]
-    IN /\ term' = [term EXCEPT ![i] = t]
-       /\ vote' = [vote EXCEPT ![i] = v]
-       /\ leader' = [leader EXCEPT ![i] = l]
+    IN /\ Set(i, t, v, l, c)
        /\ log' = [log EXCEPT ![i] = nl]
        /\ commit' = [commit EXCEPT ![i] = IF a.commit > @ /\ Len(nl) > @
                                           THEN IF a.commit <= Len(nl) THEN a.commit ELSE Len(nl)
                                           ELSE @]
        /\ Reply(m, Response(i, m, LastTerm(nl), Len(nl), TRUE))
 
-\* After the term checks: the log matching and the append (t: the term now, v the vote, l the
-\* leader).
-AppendMatching(i, m, t, v, l) ==
+\* After the term and catchup checks: the log matching and the append.
+AppendMatching(i, m, new, t, v, l, c) ==
     LET a == m.fields
         lg == log[i]
-        Keep == /\ term' = [term EXCEPT ![i] = t]
-                /\ vote' = [vote EXCEPT ![i] = v]
-                /\ leader' = [leader EXCEPT ![i] = l]
     IN IF a.prevTerm # LastTerm(lg) \/ a.prevIndex # Len(lg) THEN
           IF a.prevIndex < Len(lg) THEN
              \* An older index. The entry stored there is loaded and compared by the term before
              \* it (its own prevTerm): if the leader's is newer the log is cut back to that index
-             \* and takes the leader's term there; else the node only takes the leader's prevTerm
-             \* as its last term. Index 0 cannot be loaded: nothing changes.
+             \* and takes the leader's term there (and a catchup ends); else the node only takes
+             \* the leader's prevTerm as its last term. Index 0 cannot be loaded: nothing changes.
              IF a.prevIndex = 0 THEN
-                /\ Keep
+                /\ Set(i, t, v, l, c)
                 /\ UNCHANGED <<log, commit>>
                 /\ Reply(m, Response(i, m, a.prevTerm, a.prevIndex, FALSE))
              ELSE
                 LET before == IF a.prevIndex = 1 THEN 0 ELSE lg[a.prevIndex - 1]
                     cut == a.prevTerm > before
-                IN /\ Keep
+                IN /\ Set(i, t, v, l, IF cut THEN <<>> ELSE c)
                    /\ log' = [log EXCEPT ![i] = IF cut THEN Append(SubSeq(lg, 1, a.prevIndex - 1), a.prevTerm)
                                                 ELSE Append(SubSeq(lg, 1, Len(lg) - 1), a.prevTerm)]
                    /\ UNCHANGED commit
                    /\ Reply(m, Response(i, m, a.prevTerm, a.prevIndex, ~cut))
+          ELSE IF c # <<>> THEN
+             \* A catchup entry that does not follow the log: at the same index the log takes its
+             \* prevTerm; else (a snapshot and peer state expected first) the catchup ends.
+             /\ Set(i, t, v, l, <<>>)
+             /\ log' = [log EXCEPT ![i] = IF a.prevIndex = Len(lg) THEN Append(SubSeq(lg, 1, Len(lg) - 1), a.prevTerm)
+                                          ELSE @]
+             /\ UNCHANGED commit
+             /\ Drop(m)
           ELSE IF a.prevIndex > Len(lg) THEN
-             \* Behind: the term goes back to the last entry's, and a catchup starts.
-             /\ term' = [term EXCEPT ![i] = LastTerm(lg)]
-             /\ vote' = [vote EXCEPT ![i] = v]
-             /\ leader' = [leader EXCEPT ![i] = l]
+             \* Behind: the term goes back to the last entry's, and a catchup starts (from the
+             \* leader's prevTerm and prevIndex).
+             /\ Set(i, LastTerm(lg), v, l, <<a.prevTerm, a.prevIndex>>)
              /\ UNCHANGED <<log, commit>>
              /\ Reply(m, Response(i, m, LastTerm(lg), Len(lg), FALSE))
           ELSE
              \* Same index, another term: the term goes back, and the entries are stored anyway.
-             Store(i, m, LastTerm(lg), v, l)
-       ELSE Store(i, m, t, v, l)
+             Store(i, m, LastTerm(lg), v, l, c)
+       ELSE Store(i, m, t, v, l, c)
+
+FollowerAppend(i, m, new) ==
+    LET a == m.fields
+        \* a candidate takes a higher term at once (and queues its step down)
+        t0 == IF role[i] = "Candidate" /\ a.term > term[i] THEN a.term ELSE term[i]
+        v0 == IF role[i] = "Candidate" /\ a.term > term[i] THEN Nil ELSE vote[i]
+        lg == log[i]
+        \* a catchup ends once the log has what it waited for
+        done == catchup[i] # <<>> /\ LastTerm(lg) >= catchup[i][1] /\ Len(lg) >= catchup[i][2]
+        c == IF done THEN <<>> ELSE catchup[i]
+        t == IF a.term > t0 THEN a.term ELSE t0
+        v == IF a.term > t0 THEN Nil ELSE v0
+        l == IF new /\ role[i] = "Follower" /\ leader[i] # m.from THEN m.from ELSE leader[i]
+    IN IF new /\ a.term < t0 THEN
+          \* an older term: refused
+          /\ Set(i, t0, v0, leader[i], catchup[i])
+          /\ UNCHANGED <<log, commit>>
+          /\ Reply(m, Response(i, m, t0, Len(lg), FALSE))
+       ELSE IF new /\ c # <<>> THEN
+          \* new entries while catching up are ignored; when the catchup stalled (no progress
+          \* for 2 s, hidden) it starts again from this entry
+          \/ /\ Set(i, t0, v0, leader[i], c)
+             /\ UNCHANGED <<log, commit>>
+             /\ Drop(m)
+          \/ /\ Set(i, t0, v0, leader[i], <<a.prevTerm, a.prevIndex>>)
+             /\ UNCHANGED <<log, commit>>
+             /\ Reply(m, Response(i, m, LastTerm(lg), Len(lg), FALSE))
+       ELSE AppendMatching(i, m, new, t, v, l, c)
 
 HandleAppendEntries(i, m) ==
     /\ BagIn(m, msgs)
@@ -192,21 +235,19 @@ HandleAppendEntries(i, m) ==
                 /\ term' = [term EXCEPT ![i] = a.term]
                 /\ vote' = [vote EXCEPT ![i] = Nil]
                 /\ Drop(m)
-                /\ UNCHANGED <<leader, commit, log>>
+                /\ UNCHANGED <<leader, commit, log, catchup>>
              ELSE
                 /\ Reply(m, Response(i, m, term[i], Len(log[i]), FALSE))
-                /\ UNCHANGED <<term, vote, leader, commit, log>>
-          ELSE
-             \* A candidate takes a higher term at once (and queues its step down).
-             LET t0 == IF a.term > term[i] THEN a.term ELSE term[i]
-                 v0 == IF a.term > term[i] THEN Nil ELSE vote[i]
-             IN IF a.term < t0 THEN
-                   /\ Reply(m, Response(i, m, t0, Len(log[i]), FALSE))
-                   /\ term' = [term EXCEPT ![i] = t0]
-                   /\ vote' = [vote EXCEPT ![i] = v0]
-                   /\ UNCHANGED <<leader, commit, log>>
-                ELSE AppendMatching(i, m, t0, v0,
-                                    IF role[i] = "Follower" /\ leader[i] # m.from THEN m.from ELSE leader[i])
+                /\ UNCHANGED <<term, vote, leader, commit, log, catchup>>
+          ELSE FollowerAppend(i, m, TRUE)
+    /\ UNCHANGED <<role, votes>>
+
+\* A catchup entry (the response, if any, goes to the leader's inbox: an AppendEntriesResponse).
+HandleCatchup(i, m) ==
+    /\ BagIn(m, msgs)
+    /\ m.type = "CatchupEntries" /\ m.to = i
+    /\ role[i] # "Leader"
+    /\ FollowerAppend(i, m, FALSE)
     /\ UNCHANGED <<role, votes>>
 
 (***************************************************************************)
@@ -228,7 +269,7 @@ HandleAppendEntriesResponse(i, m) ==
              /\ vote' = [vote EXCEPT ![i] = Nil]
              /\ UNCHANGED commit
           ELSE UNCHANGED <<term, vote, commit>>
-    /\ UNCHANGED <<role, leader, log, votes>>
+    /\ UNCHANGED <<role, leader, log, votes, catchup>>
 
 Next ==
     \E i \in Server :
@@ -240,6 +281,7 @@ Next ==
         \/ SendHeartbeat(i)
         \/ \E m \in BagToSet(msgs) : HandleVoteRequest(i, m)
         \/ \E m \in BagToSet(msgs) : HandleAppendEntries(i, m)
+        \/ \E m \in BagToSet(msgs) : HandleCatchup(i, m)
         \/ \E m \in BagToSet(msgs) : HandleAppendEntriesResponse(i, m)
 
 Spec == Init /\ [][Next]_vars
