@@ -453,6 +453,7 @@ bench: deps
 	@BUILD=$(BUILD) sh bench/bench_check.sh
 	@BUILD=$(BUILD) sh bench/bench_checker.sh
 	@BUILD=$(BUILD) sh bench/bench_model.sh
+	@BUILD=$(BUILD) sh bench/bench_nats.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -6,7 +6,48 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+static uint64_t now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+static void note_latency(struct hload *l, uint64_t us)
+{
+	if (l->nlat == l->caplat) {
+		size_t cap = l->caplat ? 2 * l->caplat : 1024;
+		uint32_t *t = realloc(l->lat_us, cap * sizeof(*t));
+		if (!t)
+			return; /* latencies are a figure, not a result: keep going without */
+		l->lat_us = t;
+		l->caplat = cap;
+	}
+	l->lat_us[l->nlat++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+double hload_per_second(const struct hload *l)
+{
+	return l->busy_us ? (double)l->acked * 1e6 / (double)l->busy_us : 0;
+}
+
+double hload_latency_ms(struct hload *l, double p)
+{
+	if (!l->nlat)
+		return 0;
+	qsort(l->lat_us, l->nlat, sizeof(*l->lat_us), cmp_u32);
+	size_t k = (size_t)(p / 100.0 * (double)(l->nlat - 1) + 0.5);
+	return (double)l->lat_us[k] / 1000.0;
+}
 
 void hload_init(struct hload *l, struct hcluster *c)
 {
@@ -91,6 +132,7 @@ static int tcp_op(struct hload *l)
 	if ((r = hcluster_expand(c, d->send, l->node, names, values, n, &msg)))
 		goto out;
 	l->ops++;
+	uint64_t t0 = now_us();
 	if (net_send(l->fd, msg, strlen(msg), err) ||
 	    net_expect(l->fd, &l->in, d->expect, d->timeout_ms, &line_end, err)) {
 		note_failure(l, "%s", err);
@@ -106,8 +148,10 @@ static int tcp_op(struct hload *l)
 	l->in.buf[line_end] = save;
 	net_inbox_take(&l->in, line_end);
 	r = failed ? 1 : 0;
-	if (!failed)
+	if (!failed) {
 		l->acked++;
+		note_latency(l, now_us() - t0);
+	}
 out:
 	for (size_t k = 0; k < d->nvars; k++)
 		free(owned[k]);
@@ -160,18 +204,20 @@ static int run_ops(struct hload *l, uint64_t count)
 
 int hload_run(struct hload *l, uint64_t count)
 {
+	uint64_t t0 = now_us();
+	int r = 0;
 	if (!l->c->d->load.tcp)
-		return run_ops(l, count);
-	for (uint64_t k = 0; k < count; k++) {
-		int r = tcp_op(l);
-		if (r)
-			return r;
-	}
-	return 0;
+		r = run_ops(l, count);
+	for (uint64_t k = 0; l->c->d->load.tcp && k < count && !r; k++)
+		r = tcp_op(l);
+	l->busy_us += now_us() - t0;
+	return r;
 }
 
 void hload_fini(struct hload *l)
 {
 	disconnect(l);
 	net_inbox_free(&l->in);
+	free(l->lat_us);
+	l->lat_us = NULL;
 }

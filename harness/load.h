@@ -18,8 +18,15 @@ struct hload {
 	long node;           /* the node connected to, or -1 */
 	struct net_inbox in;
 	uint64_t ops, acked, failed;
+	uint64_t busy_us;          /* time spent running operations */
+	uint32_t *lat_us;          /* each acknowledged operation's latency (TCP loads) */
+	size_t nlat, caplat;
 	char first_error[256];
 };
+
+/* Acknowledged operations per second of load time, and the p-th percentile latency (ms). */
+double hload_per_second(const struct hload *l);
+double hload_latency_ms(struct hload *l, double p);
 
 void hload_init(struct hload *l, struct hcluster *c);
 /* count more operations. 0 (failures are counted, first_error names the first), or -errno

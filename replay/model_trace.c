@@ -176,13 +176,14 @@ int mc_trace_closest(struct search *S, spt_val **state, const struct mc_line *li
 	return 0;
 }
 
-int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, char *why, size_t why_size)
+/* The fingerprints from last back to an initial state, as the fingerprint set links them
+ * (malloc'd; *n of them, last first). 0, or -1 with why. */
+static int fp_path(struct search *S, uint64_t last, uint64_t **out, uint32_t *n, char *why, size_t why_size)
 {
-	why[0] = '\0';
 	uint64_t *path = NULL;
-	uint32_t n = 0, cap = 0;
-	for (uint64_t fp = S->err_parent, parent; fp; fp = parent) {
-		if (n == cap) {
+	uint32_t k = 0, cap = 0;
+	for (uint64_t fp = last, parent; fp; fp = parent) {
+		if (k == cap) {
 			cap = cap ? cap * 2 : 64;
 			uint64_t *np = realloc(path, cap * sizeof(*np));
 			if (!np) {
@@ -192,10 +193,22 @@ int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, c
 			}
 			path = np;
 		}
-		path[n++] = fp;
-		if (!fpset_get(S->fps, fp, &parent) || n > atomic_load(&S->max_level) + 1)
+		path[k++] = fp;
+		if (!fpset_get(S->fps, fp, &parent) || k > atomic_load(&S->max_level) + 1)
 			break;
 	}
+	*out = path;
+	*n = k;
+	return 0;
+}
+
+int mc_trace_build(struct search *S, struct mc_result *r, struct spt_arena *a, char *why, size_t why_size)
+{
+	why[0] = '\0';
+	uint64_t *path;
+	uint32_t n;
+	if (fp_path(S, S->err_parent, &path, &n, why, why_size))
+		return -1;
 	uint32_t total = n + (S->err_state ? 1 : 0);
 	r->trace = spt_arena_alloc(a, (total + 1) * sizeof(*r->trace));
 	if (!r->trace) {
@@ -268,24 +281,10 @@ static struct worker *tracer_of(struct worker *w)
 static int rebuild_path(struct worker *w, uint64_t last, struct spt_arena *a, spt_val ****states, uint32_t *n,
 			char *why, size_t why_size)
 {
-	struct search *S = w->S;
-	uint64_t *path = NULL;
-	uint32_t k = 0, cap = 0;
-	for (uint64_t fp = last, parent; fp; fp = parent) {
-		if (k == cap) {
-			cap = cap ? cap * 2 : 64;
-			uint64_t *np = realloc(path, cap * sizeof(*np));
-			if (!np) {
-				free(path);
-				snprintf(why, why_size, "out of memory");
-				return -1;
-			}
-			path = np;
-		}
-		path[k++] = fp;
-		if (!fpset_get(S->fps, fp, &parent) || k > atomic_load(&S->max_level) + 1)
-			break;
-	}
+	uint64_t *path;
+	uint32_t k;
+	if (fp_path(w->S, last, &path, &k, why, why_size))
+		return -1;
 	struct worker *t = tracer_of(w);
 	spt_val ***out = spt_arena_alloc(a, (k + 1) * sizeof(*out));
 	if (!t || !out) {

@@ -68,6 +68,15 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
  * captured and events written so far (events follow the records at idle priority). */
 void record_progress(const struct cli *c, struct collect *col, uint64_t t0_ms, const char *what);
 
+/* The end of a capture that was interrupted (its nodes already stopped): what was captured is
+ * kept in the trace, left unclosed so that it reads as incomplete (*w abandoned and NULL).
+ * Reports and returns 128 + the signal. */
+int record_interrupted(struct cli *c, const struct record_common *rc, struct collect *col, struct spt_writer **w);
+/* The verdict of a finished capture: CLI_FAIL (reported) when bad nodes' end states differ from
+ * what `against` reports, or events were lost without --allow-loss; else CLI_OK. */
+int record_verdict(struct cli *c, const struct record_common *rc, unsigned bad, const char *nodes,
+		   const char *against, uint64_t lost);
+
 /* argv[1] is the system's name; the rest are its options. */
 int record_etcd(int argc, char **argv);
 int record_zookeeper(int argc, char **argv);

@@ -123,3 +123,33 @@ void record_progress(const struct cli *c, struct collect *col, uint64_t t0_ms, c
 	fprintf(stderr, "spectap record: [%5.1fs] %s (%" PRIu64 " records captured, %" PRIu64 " events written)\n",
 		(double)(sup_now_ms() - t0_ms) / 1000.0, what, st.spooled, st.events);
 }
+
+int record_interrupted(struct cli *c, const struct record_common *rc, struct collect *col, struct spt_writer **w)
+{
+	int sig = sup_interrupted();
+	uint64_t lost = 0;
+	int frc = collect_bg_stop(col);
+	if (frc >= 0)
+		frc = collect_drain(col);
+	if (frc >= 0)
+		frc = collect_finish(col, &lost);
+	spt_writer_abandon(*w); /* collect_finish flushed */
+	*w = NULL;
+	if (frc < 0)
+		cli_fail(c, "interrupted by signal %d; saving the events captured so far failed: %s", sig,
+			 collect_error(col));
+	else
+		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
+			    "incomplete (not closed)", sig, rc->out, collect_stats(col)->events);
+	return 128 + sig;
+}
+
+int record_verdict(struct cli *c, const struct record_common *rc, unsigned bad, const char *nodes,
+		   const char *against, uint64_t lost)
+{
+	if (bad)
+		return cli_fail(c, "the trace's end state differs from %s for %u %s", against, bad, nodes);
+	if (lost && !rc->allow_loss)
+		return cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
+	return CLI_OK;
+}

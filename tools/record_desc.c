@@ -41,6 +41,8 @@ static const char usage_head[] =
 	RECORD_FLUSH_HELP
 	"  --binary PATH    the program (default: the description's)\n"
 	"  --keep DIR       keep the nodes' directory (configuration, data, logs) as DIR\n"
+	"  --no-probes      run the scenario without probes and write no trace: the load's\n"
+	"                   figures with nothing attached (a baseline; no -o)\n"
 	"  --until-covered [--map M.tla --spec S.tla [--cfg C]] [--min N] [--budget SECONDS]\n"
 	"                   runs the scenario with seeds S, S+1, ... (one trace each in the directory\n"
 	"                   -o names, with manifest.json) until every branch the mapping lists\n"
@@ -56,7 +58,7 @@ struct rec {
 	struct cli *c;
 	struct record_common com;
 	const char *binary, *keep;
-	bool until_covered;
+	bool until_covered, no_probes;
 	const char *map, *spec, *cfg;
 	uint64_t min, budget_s;
 	struct desc d;
@@ -70,6 +72,8 @@ static void progress(void *ctx, const char *what)
 	struct rec *r = ctx;
 	if (r->col)
 		record_progress(r->c, r->col, r->t0_ms, what);
+	else if (!r->c->json)
+		fprintf(stderr, "spectap record: [%5.1fs] %s\n", (double)(sup_now_ms() - r->t0_ms) / 1000.0, what);
 }
 
 static uint64_t captured(void *ctx)
@@ -163,6 +167,60 @@ static unsigned compare_final(struct rec *r, struct hcluster *cl, const char *fi
 	if (json)
 		fputs("]", stdout);
 	return bad;
+}
+
+/* The load's figures (JSON members, or a text line). */
+static void load_figures(struct cli *c, struct hscenario *sc, bool json)
+{
+	struct hload *l = &sc->load;
+	if (json)
+		printf(",\"load\":{\"ops\":%" PRIu64 ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64
+		       ",\"per_second\":%.1f,\"p50_ms\":%.3f,\"p99_ms\":%.3f}",
+		       l->ops, l->acked, l->failed, hload_per_second(l), hload_latency_ms(l, 50), hload_latency_ms(l, 99));
+	else
+		printf("load: %" PRIu64 " operations, %" PRIu64 " acknowledged (%.1f/s, p50 %.2f ms, p99 %.2f ms), %" PRIu64
+		       " failed%s%.200s\n", l->ops, l->acked, hload_per_second(l), hload_latency_ms(l, 50),
+		       hload_latency_ms(l, 99), l->failed, l->failed ? "; the first: " : "", l->first_error);
+	(void)c;
+}
+
+/* --no-probes: the scenario alone. */
+static int dry_run(struct rec *r)
+{
+	struct cli *c = r->c;
+	char dir[] = "/tmp/spectap-record-XXXXXX";
+	struct hcluster cl;
+	struct hscenario sc;
+	int rc = CLI_FAIL;
+	memset(&cl, 0, sizeof(cl));
+	if (!mkdtemp(dir))
+		return cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
+	sup_install_interrupt();
+	struct hcluster_opts co = { .work_dir = dir, .nodes = r->com.nodes, .binary = r->binary };
+	sc = (struct hscenario){ .c = &cl, .d = &r->d, .copts = &co, .seed = r->com.seed, .phase = progress, .ctx = r };
+	r->col = NULL;
+	if (hscenario_run(&sc, desc_scenario(&r->d, r->com.scenario))) {
+		cli_fail(c, "%s", sc.err);
+		goto out;
+	}
+	if (c->json) {
+		printf("{\"system\":");
+		cli_json_str(stdout, r->d.name);
+		printf(",\"scenario\":");
+		cli_json_str(stdout, r->com.scenario);
+		printf(",\"probes\":false,\"nodes\":%u", cl.n);
+		if (r->d.has_load)
+			load_figures(c, &sc, true);
+		printf("}\n");
+	} else if (r->d.has_load) {
+		load_figures(c, &sc, false);
+	}
+	rc = CLI_OK;
+out:
+	hscenario_fini(&sc);
+	hcluster_stop(&cl);
+	sup_rm_rf(dir);
+	return rc;
 }
 
 static int record(struct rec *r)
@@ -291,8 +349,7 @@ static int record(struct rec *r)
 		}
 		printf("}");
 		if (sc.started && d->has_load)
-			printf(",\"load\":{\"ops\":%" PRIu64 ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64 "}", sc.load.ops,
-			       sc.load.acked, sc.load.failed);
+			load_figures(c, &sc, true);
 		if (d->status_leader && d->status_field) {
 			printf(",\"final\":");
 			bad = compare_final(r, &cl, d->status_field, true);
@@ -307,43 +364,18 @@ static int record(struct rec *r)
 		       st->events, lost, st->sends, st->receives, st->unpaired_receives, d->name, r->com.scenario, cl.n,
 		       r->com.out);
 		if (sc.started && d->has_load)
-			printf("load: %" PRIu64 " operations, %" PRIu64 " acknowledged, %" PRIu64 " failed%s%.200s\n",
-			       sc.load.ops, sc.load.acked, sc.load.failed, sc.load.failed ? "; the first: " : "",
-			       sc.load.first_error);
+			load_figures(c, &sc, false);
 		if (d->status_leader && d->status_field)
 			printf("end state of every live node (%s) %s what the nodes report\n", d->status_field,
 			       bad ? "DIFFERS from" : "agrees with");
 	}
 	hcluster_stop(&cl);
-	if (bad) {
-		cli_fail(c, "the trace's end state differs from the nodes' own for %u node(s)", bad);
-		goto out;
-	}
-	if (lost && !r->com.allow_loss) {
-		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
-		goto out;
-	}
-	rc = CLI_OK;
+	rc = record_verdict(c, &r->com, bad, "node(s)", "the nodes' own", lost);
 	goto out;
 interrupted:;
-	int sig = sup_interrupted();
 	hcluster_stop(&cl);
 	bg = false;
-	uint64_t ilost = 0;
-	int frc = collect_bg_stop(r->col);
-	if (frc >= 0)
-		frc = collect_drain(r->col);
-	if (frc >= 0)
-		frc = collect_finish(r->col, &ilost);
-	spt_writer_abandon(w);
-	w = NULL;
-	if (frc < 0)
-		cli_fail(c, "interrupted by signal %d; saving the events captured so far failed: %s", sig,
-			 collect_error(r->col));
-	else
-		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
-			    "incomplete (not closed)", sig, r->com.out, collect_stats(r->col)->events);
-	rc = 128 + sig;
+	rc = record_interrupted(c, &r->com, r->col, &w);
 out:
 	if (bg)
 		collect_bg_stop(r->col);
@@ -410,6 +442,7 @@ int record_described(int argc, char **argv)
 		{ "until-covered", no_argument, NULL, 'U' }, { "map", required_argument, NULL, 'M' },
 		{ "spec", required_argument, NULL, 'P' }, { "cfg", required_argument, NULL, 'C' },
 		{ "min", required_argument, NULL, 'm' }, { "budget", required_argument, NULL, 'b' },
+		{ "no-probes", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *system = argv[1]; /* getopt_long moves it behind the options */
@@ -432,6 +465,7 @@ int record_described(int argc, char **argv)
 		case 'B': r.binary = optarg; break;
 		case 'K': r.keep = optarg; break;
 		case 'U': r.until_covered = true; break;
+		case 'N': r.no_probes = true; break;
 		case 'M': r.map = optarg; break;
 		case 'P': r.spec = optarg; break;
 		case 'C': r.cfg = optarg; break;
@@ -465,6 +499,10 @@ int record_described(int argc, char **argv)
 		rc = cli_usage_error(&c, "--scenario is required (%s)", names);
 	else if (!desc_scenario(&r.d, r.com.scenario))
 		rc = cli_usage_error(&c, "unknown scenario '%s' of %s (known: %s)", r.com.scenario, r.d.name, names);
+	else if (r.no_probes && (r.com.out || r.until_covered))
+		rc = cli_usage_error(&c, "--no-probes writes no trace: no -o, no --until-covered");
+	else if (r.no_probes)
+		rc = dry_run(&r);
 	else if (!r.com.out)
 		rc = cli_usage_error(&c, r.until_covered ? "-o DIR (the corpus directory) is required"
 							 : "-o OUT.spt is required");

@@ -245,38 +245,15 @@ static int record(struct cli *c, const struct rec_opts *o)
 			printf("puts: %" PRIu64 " acknowledged, %" PRIu64 " failed\n", sc.load.acked, sc.load.failed);
 		printf("end state of every live member (term, commit, leader) %s etcdctl\n", bad ? "DIFFERS from" : "agrees with");
 	}
-	if (bad) {
-		cli_fail(c, "the trace's end state differs from etcdctl's for %u member(s)", bad);
-		goto out;
-	}
-	if (lost && !o->com.allow_loss) {
-		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
-		goto out;
-	}
-	rc = CLI_OK;
+	rc = record_verdict(c, &o->com, bad, "member(s)", "etcdctl's", lost);
 	goto out;
 interrupted:;
 	/* The members are gone (the signal handler stopped them): keep what was captured, in a
 	 * trace left unclosed so that it reads as incomplete. */
-	int sig = sup_interrupted();
 	etcd_cluster_stop(&cl);
 	started = false;
 	bg = false;
-	uint64_t ilost = 0;
-	int frc = collect_bg_stop(col);
-	if (frc >= 0)
-		frc = collect_drain(col);
-	if (frc >= 0)
-		frc = collect_finish(col, &ilost);
-	spt_writer_abandon(w); /* collect_finish flushed */
-	w = NULL;
-	if (frc < 0)
-		cli_fail(c, "interrupted by signal %d; saving the events captured so far failed: %s", sig,
-			 collect_error(col));
-	else
-		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
-			    "incomplete (not closed)", sig, o->com.out, collect_stats(col)->events);
-	rc = 128 + sig;
+	rc = record_interrupted(c, &o->com, col, &w);
 out:
 	if (bg)
 		collect_bg_stop(col);

@@ -243,36 +243,13 @@ static int record(struct cli *c, const struct rec_opts *o)
 		printf("end state of every live node (term, role, commit, leader) %s INFO raft\n",
 		       bad ? "DIFFERS from" : "agrees with");
 	}
-	if (bad) {
-		cli_fail(c, "the trace's end state differs from INFO raft for %u node(s)", bad);
-		goto out;
-	}
-	if (lost && !o->com.allow_loss) {
-		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
-		goto out;
-	}
-	rc = CLI_OK;
+	rc = record_verdict(c, &o->com, bad, "node(s)", "INFO raft", lost);
 	goto out;
 interrupted:;
-	int sig = sup_interrupted();
 	rr_cluster_stop(&cl);
 	started = false;
 	bg = false;
-	uint64_t ilost = 0;
-	int frc = collect_bg_stop(col);
-	if (frc >= 0)
-		frc = collect_drain(col);
-	if (frc >= 0)
-		frc = collect_finish(col, &ilost);
-	spt_writer_abandon(w);
-	w = NULL;
-	if (frc < 0)
-		cli_fail(c, "interrupted by signal %d; saving the events captured so far failed: %s", sig,
-			 collect_error(col));
-	else
-		cli_fail(c, "interrupted by signal %d: %s keeps the %" PRIu64 " events captured so far, marked "
-			    "incomplete (not closed)", sig, o->com.out, collect_stats(col)->events);
-	rc = 128 + sig;
+	rc = record_interrupted(c, &o->com, col, &w);
 out:
 	if (bg)
 		collect_bg_stop(col);

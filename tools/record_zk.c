@@ -339,15 +339,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	if (st.ev.rejected)
 		cli_warn(c, "%" PRIu64 " record(s) rejected (counted lost); the first: %s", st.ev.rejected,
 			 ecap_first_rejection(ss.cap));
-	if (bad) {
-		cli_fail(c, "the trace's end state differs from srvr's for %u server(s)", bad);
-		goto out;
-	}
-	if (st.lost && !o->com.allow_loss) {
-		cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", st.lost);
-		goto out;
-	}
-	rc = CLI_OK;
+	rc = record_verdict(c, &o->com, bad, "server(s)", "srvr's", st.lost);
 	goto out;
 interrupted:;
 	/* The servers are gone (the signal handler stopped them): keep what was captured, in a

@@ -58,4 +58,9 @@ int gobin_fail(char *errbuf, const char *path, int err, const char *fmt, ...)
 /* Parses the .go.buildinfo blob (buildinfo.c); fills go_version and the module fields. */
 int gobin_parse_buildinfo(struct gobin *g, const uint8_t *p, size_t n, char *errbuf);
 
+/* A function's code in the file image, checked to lie in one file-backed segment; its file
+ * offset is f->file_off. 0, or -ERANGE with a message. */
+int gobin_func_code(const struct gobin *g, const struct gobin_func *f, const uint8_t **code, size_t *len,
+		    char *errbuf);
+
 #endif

@@ -55,6 +55,19 @@ static int stack_check_step(const cs_insn *insn, size_t i)
 	return -1;
 }
 
+int gobin_func_code(const struct gobin *g, const struct gobin_func *f, const uint8_t **code, size_t *len,
+		    char *errbuf)
+{
+	uint64_t off;
+	if (f->end <= f->entry || gobin_vaddr_to_off(g, f->entry, &off) ||
+	    gobin_vaddr_to_off(g, f->end - 1, &off) || off + 1 - (f->end - f->entry) != f->file_off)
+		return gobin_fail(errbuf, g->path, ERANGE, "function %s [0x%llx, 0x%llx) is not in one file-backed segment",
+				  f->name, (unsigned long long)f->entry, (unsigned long long)f->end);
+	*code = g->map + f->file_off;
+	*len = f->end - f->entry;
+	return 0;
+}
+
 /* Appends one site to a pair of arrays (virtual address, file offset). */
 static int add_site(uint64_t **va, uint64_t **off, size_t *n, size_t *cap, uint64_t v, uint64_t o)
 {
@@ -86,21 +99,15 @@ int gobin_sites(const struct gobin *g, const struct gobin_func *f, struct gobin_
 	memset(s, 0, sizeof(*s));
 	s->entry_va = f->entry;
 	s->entry_kind = GOBIN_SITE_OTHER;
-	uint64_t off;
-	if (f->end <= f->entry || gobin_vaddr_to_off(g, f->entry, &off) ||
-	    gobin_vaddr_to_off(g, f->end - 1, &off) || off + 1 - (f->end - f->entry) != f->file_off) {
-		rc = gobin_fail(errbuf, g->path, ERANGE,
-				"function %s [0x%llx, 0x%llx) is not in one file-backed segment",
-				f->name, (unsigned long long)f->entry, (unsigned long long)f->end);
+	const uint8_t *code;
+	size_t left;
+	if ((rc = gobin_func_code(g, f, &code, &left, errbuf)))
 		goto out;
-	}
 	s->entry_off = f->file_off;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK || !(insn = cs_malloc(cs))) {
 		rc = gobin_fail(errbuf, g->path, ENOMEM, "capstone cannot start (x86-64)");
 		goto out;
 	}
-	const uint8_t *code = g->map + f->file_off;
-	size_t left = f->end - f->entry;
 	uint64_t addr = f->entry;
 	while (left) {
 		uint64_t at = addr;

@@ -65,13 +65,15 @@ int gobin_spilled_at(const struct gobin *g, const struct gobin_func *f, const st
 	int rc = 0;
 	int64_t frame = -1;
 
+	const uint8_t *code;
+	size_t left;
+	if ((rc = gobin_func_code(g, f, &code, &left, errbuf)))
+		goto out;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK || cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
 	    !(insn = cs_malloc(cs))) {
 		rc = gobin_fail(errbuf, g->path, ENOMEM, "capstone cannot start (x86-64)");
 		goto out;
 	}
-	const uint8_t *code = g->map + f->file_off;
-	size_t left = f->end - f->entry;
 	uint64_t addr = f->entry;
 	while (left) {
 		uint64_t at = addr;

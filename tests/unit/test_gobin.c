@@ -659,6 +659,44 @@ static void old_buildinfo(uint8_t *b, size_t n)
 }
 
 /* With no section headers at all, both tables are found by their magic, with the same result. */
+/* gobin_spilled_at: the receiver (rax, spill slot rsp+8) at every RET of a method that saves
+ * it before any path can return, and not at the RET of the path that returns before it does. */
+static void test_sample_spills(void)
+{
+	if (!sample_built)
+		return;
+	char err[GOBIN_ERRBUF_SIZE];
+	struct gobin *g = NULL;
+	CHECKF(gobin_open(tmp_path("sample"), &g, err) == 0, "%s", err);
+	if (!g)
+		return;
+	static const char *const names[] = { "main.(*counter).saved", "main.(*counter).savedLate" };
+	for (int k = 0; k < 2; k++) {
+		struct gobin_func f;
+		struct gobin_sites s;
+		bool ok[32] = { 0 }, tail[32] = { 0 };
+		CHECKF(gobin_func_find(g, names[k], &f, err) == 0, "%s", err);
+		if (gobin_sites(g, &f, &s, err)) {
+			CHECKF(0, "%s", err);
+			continue;
+		}
+		CHECK(s.nret >= 1 && s.nret < 32 && s.ntail < 32);
+		CHECKF(gobin_spilled_at(g, &f, &s, 0, 8, ok, tail, err) == 0, "%s", err);
+		size_t saved = 0;
+		for (size_t i = 0; i < s.nret && i < 32; i++)
+			saved += ok[i];
+		if (k == 0)
+			CHECKF(saved == s.nret, "%s: %zu of %zu RET sites see the receiver saved", names[k], saved, s.nret);
+		else
+			CHECKF(saved >= 1 && saved < s.nret, "%s: %zu of %zu RET sites see the receiver saved (the early "
+			       "return must not)", names[k], saved, s.nret);
+		/* Another register (rbx, the argument) is not saved at rsp+8. */
+		CHECK(gobin_spilled_at(g, &f, &s, 3, 8, ok, tail, err) == 0 && !ok[0]);
+		gobin_sites_free(&s);
+	}
+	gobin_close(g);
+}
+
 static void test_sample_no_sections(void)
 {
 	if (!sample_built)
@@ -717,6 +755,7 @@ int main(void)
 	RUN(test_sample_objdump);
 	RUN(test_sample_functions);
 	RUN(test_sample_no_sections);
+	RUN(test_sample_spills);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

@@ -19,6 +19,27 @@ func (c *counter) incr(by int) int {
 	return c.n
 }
 
+// saved needs c after a call on every path: it saves c in its spill slot first.
+//
+//go:noinline
+func (c *counter) saved(by int) int {
+	fmt.Sprint(by)
+	c.n += by
+	return c.n
+}
+
+// savedLate returns before it saves c on one path.
+//
+//go:noinline
+func (c *counter) savedLate(by int) int {
+	if by == 0 {
+		return 0
+	}
+	fmt.Sprint(by)
+	c.n += by
+	return c.n
+}
+
 //go:noinline
 func add(a, b int) int { return a + b }
 
@@ -39,6 +60,7 @@ func fail(msg string) { panic(msg) }
 func main() {
 	c := &counter{}
 	c.incr(add(1, 2))
+	c.saved(c.savedLate(len(os.Args) - 1))
 	fmt.Println(classify(c.n), int(C.spectap_c_add(1, 2)))
 	if len(os.Args) > 5 {
 		fail("too many arguments")
