@@ -13,9 +13,12 @@
 #define NGOROUTINES 4096 /* the last entry hit of each goroutine, for morestack repeats */
 
 struct last_hit {
-	uint64_t g, ret, sp;
+	uint64_t g, ret, sp, ktime;
 	uint32_t probe;
 };
+
+/* A repeat follows its first hit at once: the prologue only grew the stack in between. */
+#define REPEAT_WITHIN_NS 1000000ull
 
 struct hevents {
 	struct fold *f;
@@ -73,13 +76,15 @@ const struct hevents_stats *hevents_stats(const struct hevents *e) { return &e->
 uint64_t hevents_probe_hits(const struct hevents *e, size_t i) { return i < e->probes->n ? e->probe_hits[i] : 0; }
 
 /* An entry hit that repeats the goroutine's previous hit on a new stack: the prologue grew the
- * stack and runtime.morestack jumped back to the entry. */
-static bool repeat(struct hevents *e, const struct hprobe *p, const struct uprobe_event *ev)
+ * stack and runtime.morestack jumped back to the entry, right away. (A later call from the same
+ * site may also find the stack moved: it is no repeat.) */
+static bool repeat(struct hevents *e, const struct hprobe *p, const struct uprobe_event *ev, uint64_t ktime)
 {
 	uint64_t g = ev->val[p->g_read], ret = ev->val[p->ret_read], sp = ev->val[p->sp_read];
 	struct last_hit *l = &e->last[(g >> 4) * 0x9e3779b97f4a7c15ULL >> 52];
-	bool rep = p->dp->at == DESC_AT_ENTRY && l->g == g && l->probe == p->id && l->ret == ret && l->sp != sp;
-	*l = (struct last_hit){ g, ret, sp, p->id };
+	bool rep = p->dp->at == DESC_AT_ENTRY && l->g == g && l->probe == p->id && l->ret == ret && l->sp != sp &&
+		   ktime - l->ktime < REPEAT_WITHIN_NS;
+	*l = (struct last_hit){ g, ret, sp, ktime, p->id };
 	return rep;
 }
 
@@ -201,7 +206,7 @@ int hevents_shape(void *ctx, struct collect_shape *s)
 		if (!p)
 			return 1;
 		e->st.hits++;
-		if (repeat(e, p, s->ev)) {
+		if (repeat(e, p, s->ev, s->ktime)) {
 			e->st.repeats++;
 			return 1;
 		}
