@@ -346,7 +346,7 @@ static int read_load(struct rd *r, const struct ynode *top)
 static int read_probes(struct rd *r, const struct ynode *top)
 {
 	static const char *const keys[] = { "go", "read_sets", "functions", NULL };
-	static const char *const go_keys[] = { "package", "gopath", NULL };
+	static const char *const go_keys[] = { "package", "gopath", "debian", NULL };
 	static const char *const fkeys[] = { "func", "at", "name", "with", "reads", NULL };
 	const struct ynode *n = ynode_get(top, "probes"), *g, *fs, *sets;
 	struct desc *d = r->d;
@@ -360,7 +360,8 @@ static int read_probes(struct rd *r, const struct ynode *top)
 				  "as data so far");
 	d->lang = DESC_LANG_GO;
 	if ((e = want(r, g, YNODE_MAP, "probes.go")) || (e = only_keys(r, g, "probes.go", go_keys)) ||
-	    (e = req_str(r, g, "package", "probes.go", &d->go_package)) || (e = opt_str(r, g, "gopath", &d->go_path)))
+	    (e = req_str(r, g, "package", "probes.go", &d->go_package)) || (e = opt_str(r, g, "gopath", &d->go_path)) ||
+	    (e = opt_str(r, g, "debian", &d->go_debian)))
 		return e;
 	if (!d->go_path && !(d->go_path = strdup("/usr/share/gocode")))
 		return -ENOMEM;
@@ -716,6 +717,7 @@ void desc_free(struct desc *d)
 	strv_free(&l->run);
 	free(d->go_package);
 	free(d->go_path);
+	free(d->go_debian);
 	for (size_t i = 0; i < d->nprobes; i++) {
 		free(d->probes[i].func);
 		free(d->probes[i].name);
@@ -755,25 +757,46 @@ void desc_scenario_names(const struct desc *d, char *buf, size_t size)
 		k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "", d->scenarios[i].name);
 }
 
-int desc_find(const char *name, char *path, size_t size, char *err, size_t errsize)
+/* desc_find's places for name ("" for the directory itself): up to 3 paths. */
+static size_t places(const char *name, char tried[3][PATH_MAX])
 {
-	char self[PATH_MAX], tried[3][PATH_MAX];
+	char self[PATH_MAX];
 	const char *env = getenv("SPECTAP_SYSTEMS");
 	size_t n = 0;
-
-	if (!*name || strchr(name, '/') || name[0] == '.') {
-		snprintf(err, errsize, "'%s' is not a system name", name);
-		return -EINVAL;
-	}
+	const char *sep = *name ? "/" : "", *file = *name ? "/system.yaml" : "";
 	if (env && *env)
-		snprintf(tried[n++], PATH_MAX, "%s/%s/system.yaml", env, name);
+		snprintf(tried[n++], PATH_MAX, "%s%s%s%s", env, sep, name, file);
 	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (k > 0) {
 		self[k] = 0;
 		/* spectap lives in BUILD/ of the source tree: systems/ is beside BUILD. */
-		snprintf(tried[n++], PATH_MAX, "%s/../systems/%s/system.yaml", dirname(self), name);
+		snprintf(tried[n++], PATH_MAX, "%s/../systems%s%s%s", dirname(self), sep, name, file);
 	}
-	snprintf(tried[n++], PATH_MAX, "systems/%s/system.yaml", name);
+	snprintf(tried[n++], PATH_MAX, "systems%s%s%s", sep, name, file);
+	return n;
+}
+
+int desc_dir(char *dir, size_t size)
+{
+	char tried[3][PATH_MAX];
+	size_t n = places("", tried);
+	for (size_t i = 0; i < n; i++)
+		if (!access(tried[i], R_OK | X_OK)) {
+			snprintf(dir, size, "%s", tried[i]);
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int desc_find(const char *name, char *path, size_t size, char *err, size_t errsize)
+{
+	char tried[3][PATH_MAX];
+	size_t n;
+	if (!*name || strchr(name, '/') || name[0] == '.') {
+		snprintf(err, errsize, "'%s' is not a system name", name);
+		return -EINVAL;
+	}
+	n = places(name, tried);
 	for (size_t i = 0; i < n; i++)
 		if (!access(tried[i], R_OK)) {
 			if (!realpath(tried[i], path)) /* PATH_MAX bytes */

@@ -133,6 +133,7 @@ struct desc {
 	bool has_load;
 	enum desc_lang lang;
 	char *go_package, *go_path; /* DESC_LANG_GO */
+	char *go_debian;            /* the Debian package of its source (probes.go.debian), or NULL */
 	struct desc_probe *probes;
 	size_t nprobes;
 	char *events;              /* the events module, relative to dir */
@@ -150,6 +151,10 @@ void desc_free(struct desc *d);
 const struct desc_scenario *desc_scenario(const struct desc *d, const char *name);
 /* The scenarios' names, comma-separated, into buf. */
 void desc_scenario_names(const struct desc *d, char *buf, size_t size);
+
+/* The directory that holds the descriptions (the first of desc_find's places that exists), into
+ * dir; -ENOENT when none does. */
+int desc_dir(char *dir, size_t size);
 
 /* Where `spectap record NAME` finds NAME's description: $SPECTAP_SYSTEMS/NAME/system.yaml, then
  * systems/NAME/system.yaml beside spectap's build (the source tree), then ./systems. path gets

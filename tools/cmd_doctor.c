@@ -1,13 +1,17 @@
 /* spectap doctor: every external program spectap, its tests and its build run, the Debian
  * package that provides each, and whether this machine has it. */
+#include <dirent.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cluster.h"
 #include "commands.h"
+#include "desc.h"
 #include "ensemble.h"
 #include "lttng_reader.h"
 #include "rr_cluster.h"
@@ -46,6 +50,40 @@ static void add(const struct spt_program *p, size_t n, const struct spt_program 
 		all[(*k)++] = &p[i];
 }
 
+/* The programs and sources of the systems described as data (systems/NAME/system.yaml): each
+ * one's binary, and the source of its Go probes. Strings kept for the process's life. */
+#define MAX_DESCRIBED 16
+static struct spt_program described[2 * MAX_DESCRIBED];
+
+static size_t add_described(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300], err[DESC_ERR_SIZE];
+	size_t n = 0;
+	DIR *d;
+	if (desc_dir(dir, sizeof(dir)) || !(d = opendir(dir)))
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n + 2 <= sizeof(described) / sizeof(*described)) {
+		struct desc ds;
+		snprintf(path, sizeof(path), "%s/%s/system.yaml", dir, e->d_name);
+		if (e->d_name[0] == '.' || access(path, R_OK) || desc_load(path, &ds, err))
+			continue;
+		char purpose[256], src[PATH_MAX];
+		snprintf(purpose, sizeof(purpose), "the nodes of spectap record %s (systems/%s/system.yaml)", ds.name, ds.name);
+		described[n++] = (struct spt_program){ strdup(ds.binary), strdup(ds.package ? ds.package : "?"),
+						       strdup(purpose) };
+		if (ds.lang == DESC_LANG_GO && ds.go_debian) {
+			snprintf(src, sizeof(src), "%s/src/%s", ds.go_path, ds.go_package);
+			snprintf(purpose, sizeof(purpose), "the source spectap record %s reads its Go probes' offsets from",
+				 ds.name);
+			described[n++] = (struct spt_program){ strdup(src), strdup(ds.go_debian), strdup(purpose) };
+		}
+		desc_free(&ds);
+	}
+	closedir(d);
+	return n;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct cli c = { .cmd = "doctor", .usage = usage };
@@ -69,6 +107,7 @@ int cmd_doctor(int argc, char **argv)
 	add(rr_programs, RR_N_PROGS, all, &n);
 	add(lttng_programs, 1, all, &n);
 	add(toolchain, sizeof(toolchain) / sizeof(toolchain[0]), all, &n);
+	add(described, add_described(), all, &n);
 
 	char missing[1024] = "";
 	size_t n_missing = 0, used = 0;

@@ -106,9 +106,9 @@ static int load(const char *text, struct desc *d, char *err)
 }
 
 #define HEAD \
-	"system: demo\nbinary: /bin/true\nports: [peer, client]\n" \
+	"system: demo\nbinary: true\nports: [peer, client]\n" \
 	"run: [\"${binary}\", \"--name\", \"${node}\", \"--peer\", \"${port.peer}\"]\n" \
-	"ready: {run: [\"/bin/true\"]}\n"
+	"ready: {run: [\"true\"]}\n"
 
 static void test_desc_ok(void)
 {
@@ -149,7 +149,7 @@ static void test_desc_errors(void)
 {
 	static const struct { const char *text, *want; } cases[] = {
 		{ HEAD "scenarios: {s: [start]}\nbogus: 1\n", "system.yaml:7:1: the description: unknown key 'bogus'" },
-		{ "binary: /bin/true\nrun: [x]\nready: {run: [x]}\nscenarios: {s: [start]}\n",
+		{ "binary: true\nrun: [x]\nready: {run: [x]}\nscenarios: {s: [start]}\n",
 		  "'system' is missing" },
 		{ HEAD "scenarios: {s: [start, {load: 3}]}\n", "6:31: load: the description has no load" },
 		{ HEAD "scenarios: {s: [{wait: leader}]}\n", "6:17: scenario s: the first step must be start" },
