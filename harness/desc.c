@@ -184,15 +184,21 @@ static void strv_free(struct desc_strv *v)
 
 static int read_query(struct rd *r, const struct ynode *n, const char *what, struct desc_query *q)
 {
-	static const char *const keys[] = { "http", "run", "expect", "timeout", "leader", "state", NULL };
+	static const char *const keys[] = { "http", "tcp", "send", "run", "expect", "timeout", "leader", "leader_if",
+					    "state", NULL };
 	int e = want(r, n, YNODE_MAP, what);
 	if (e || (e = only_keys(r, n, what, keys)))
 		return e;
 	q->pos = pos_of(n);
-	const struct ynode *h = ynode_get(n, "http"), *c = ynode_get(n, "run");
-	if (!h == !c)
-		return FAIL(r, n, "%s: give either http (host:port/path) or run (a command)", what);
-	if (h) {
+	const struct ynode *h = ynode_get(n, "http"), *c = ynode_get(n, "run"), *t = ynode_get(n, "tcp");
+	if ((h != NULL) + (c != NULL) + (t != NULL) != 1)
+		return FAIL(r, n, "%s: give one of http (host:port/path), tcp (host:port, with send) or run (a command)", what);
+	if (t) {
+		if ((e = str_of(r, t, "tcp", &q->tcp)) || (e = check_node_tmpl(r, t, q->tcp, "tcp", NULL, 0)) ||
+		    (e = req_str(r, n, "send", what, &q->send)) ||
+		    (e = check_node_tmpl(r, ynode_get(n, "send"), q->send, "send", NULL, 0)))
+			return e;
+	} else if (h) {
 		if ((e = str_of(r, h, "http", &q->http)) || (e = check_node_tmpl(r, h, q->http, "http", NULL, 0)))
 			return e;
 		if (!strchr(q->http, '/'))
@@ -622,10 +628,12 @@ static int read_top(struct rd *r)
 		return e;
 	if ((x = ynode_get(top, "status"))) {
 		if ((e = read_query(r, x, "status", &d->status)) || (e = opt_str(r, x, "leader", &d->status_leader)) ||
-		    (e = opt_str(r, x, "state", &d->status_field)))
+		    (e = opt_str(r, x, "leader_if", &d->status_leader_if)) || (e = opt_str(r, x, "state", &d->status_field)))
 			return e;
-		if (d->status_field && !d->status_leader)
-			return FAIL(r, x, "status: 'state' needs 'leader' (the JSON path of the leader in the answer)");
+		if (d->status_leader && d->status_leader_if)
+			return FAIL(r, x, "status: give leader (a JSON path) or leader_if (the leader's answer holds it), not both");
+		if (d->status_field && !d->status_leader && !d->status_leader_if)
+			return FAIL(r, x, "status: 'state' needs 'leader' or 'leader_if' (how the answers tell the leader)");
 	}
 	if ((e = read_load(r, top)) || (e = read_probes(r, top)) || (e = opt_str(r, top, "events", &d->events)))
 		return e;
@@ -697,10 +705,13 @@ void desc_free(struct desc *d)
 	struct desc_query *qs[] = { &d->ready, &d->status };
 	for (size_t i = 0; i < 2; i++) {
 		free(qs[i]->http);
+		free(qs[i]->tcp);
+		free(qs[i]->send);
 		strv_free(&qs[i]->run);
 		free(qs[i]->expect);
 	}
 	free(d->status_leader);
+	free(d->status_leader_if);
 	free(d->status_field);
 	struct desc_load *l = &d->load;
 	free(l->tcp);

@@ -30,10 +30,12 @@ struct desc_file { /* a file written for each node before it starts */
 	struct desc_pos pos;
 };
 
-/* One way to ask a node something: an HTTP GET (host:port/path) or a command. */
+/* One way to ask a node something: an HTTP GET (host:port/path), a text sent over TCP (the
+ * answer: what comes back until the server closes, or expect arrives), or a command. */
 struct desc_query {
 	char *http;            /* template "host:port/path", or NULL */
-	struct desc_strv run;  /* a command, when http is NULL */
+	char *tcp, *send;      /* template "host:port" and what to send (template), or NULL */
+	struct desc_strv run;  /* a command, when http and tcp are NULL */
 	char *expect;          /* the answer must contain this (NULL: any answer) */
 	struct desc_pos pos;
 };
@@ -127,6 +129,7 @@ struct desc {
 	unsigned ready_timeout_ms;
 	struct desc_query status;  /* each node's own view at the end */
 	char *status_leader;       /* JSON path (a.b.c) of the leader's node name in status */
+	char *status_leader_if;    /* or: the text of the answer of the node that leads */
 	char *status_field;        /* the field of a node's state in the trace that must name the
 				    * same leader at the end (status.state) */
 	struct desc_load load;

@@ -103,6 +103,20 @@ static spt_val *read_value(struct spt_arena *a, const struct hread *h, const str
 			return spt_str(a, num, (size_t)snprintf(num, sizeof(num), "%" PRIu64, v));
 		}
 		return spt_int(a, (int64_t)v);
+	case HREAD_ARRAY: {
+		/* the elements read (val[b]), at most 8, 8 bytes each, as integers */
+		const uint8_t *b = h->b >= 0 ? uprobe_event_block(ev, size, (unsigned)h->b) : NULL;
+		size_t n = b ? (size_t)ev->val[h->b] : 0;
+		spt_val *el[UPROBE_MAX_ELEMS];
+		n = n < UPROBE_MAX_ELEMS ? n : UPROBE_MAX_ELEMS;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t x;
+			memcpy(&x, b + 8 * i, 8);
+			if (!(el[i] = x > INT64_MAX ? spt_cstr(a, "?") : spt_int(a, (int64_t)x)))
+				return NULL;
+		}
+		return spt_seq(a, el, n);
+	}
 	case HREAD_STRING:
 	case HREAD_BYTES: {
 		const uint8_t *b = h->b >= 0 ? uprobe_event_block(ev, size, (unsigned)h->b) : NULL;

@@ -237,6 +237,14 @@ static int part_read(spt_val *f, spt_val *part, bool at_return, struct uprobe_re
 		out->kind = out->nderef ? UPROBE_READ_MEM : UPROBE_READ_VALUE;
 	} else if (!strcmp(how, "mem")) {
 		out->kind = UPROBE_READ_MEM;
+	} else if (!strcmp(how, "array")) {
+		/* the count comes from the length part read before it (attach_one sets len_read) */
+		out->kind = UPROBE_READ_ARRAY;
+		out->stride = (uint16_t)gint(part, "stride", 8);
+		if (get(part, "tail") && get(part, "tail")->kind == SPT_BOOL && get(part, "tail")->u.b)
+			out->flags |= UPROBE_READ_TAIL;
+		if (size < 1 || size > UPROBE_MAX_ELEMS)
+			return pfail(err, EINVAL, "%s: %lld elements, 1..%d", what, (long long)size, UPROBE_MAX_ELEMS);
 	} else {
 		out->kind = UPROBE_READ_BLOCK;
 		size = size > UPROBE_MAX_BLOCK ? UPROBE_MAX_BLOCK : size;
@@ -252,7 +260,8 @@ static int part_read(spt_val *f, spt_val *part, bool at_return, struct uprobe_re
 static enum hread_kind kind_of(const char *k)
 {
 	return !strcmp(k, "int") ? HREAD_INT : !strcmp(k, "bool") ? HREAD_BOOL : !strcmp(k, "string") ? HREAD_STRING
-	     : !strcmp(k, "bytes") ? HREAD_BYTES : !strcmp(k, "pointer") ? HREAD_POINTER : HREAD_UINT;
+	     : !strcmp(k, "bytes") ? HREAD_BYTES : !strcmp(k, "pointer") ? HREAD_POINTER : !strcmp(k, "array") ? HREAD_ARRAY
+	     : HREAD_UINT;
 }
 
 /* Attaches probe i (answer f) at its sites. */
@@ -289,7 +298,12 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 			if ((r = part_read(f, part, at_return, &spec.reads[nr], &need_reg[nr], &need_slot[nr], err, what)))
 				return r;
 			const char *role = gstr(part, "role");
-			if (role && !strcmp(role, "bytes")) {
+			if (role && !strcmp(role, "elems")) {
+				h->b = (int)nr;
+				if (h->v < 0)
+					return pfail(err, EPROTO, "%s: goprobe gave no length before the elements", what);
+				spec.reads[nr].len_read = (uint8_t)h->v;
+			} else if (role && !strcmp(role, "bytes")) {
 				h->b = (int)nr;
 				if (h->v >= 0) { /* the length came first: read no more than it */
 					spec.reads[nr].flags |= UPROBE_READ_LEN;

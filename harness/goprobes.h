@@ -26,10 +26,10 @@
 #define HPROBES_ERR_SIZE 1024
 #define HPROBES_ID_BASE 0x5000
 
-enum hread_kind { HREAD_INT, HREAD_UINT, HREAD_BOOL, HREAD_STRING, HREAD_BYTES, HREAD_POINTER };
+enum hread_kind { HREAD_INT, HREAD_UINT, HREAD_BOOL, HREAD_STRING, HREAD_BYTES, HREAD_POINTER, HREAD_ARRAY };
 
-/* Where one described read landed in the record: its value (or a string's length) in val[v],
- * a string's bytes in block[b] (b < 0: none). */
+/* Where one described read landed in the record: its value (or a string's or slice's length) in
+ * val[v], a string's bytes or a slice's elements (8 bytes each) in block[b] (b < 0: none). */
 struct hread {
 	const char *name;
 	enum hread_kind kind;

@@ -212,7 +212,34 @@ int hcluster_query(struct hcluster *c, unsigned node, const struct desc_query *q
 	int r;
 
 	*answer = NULL;
-	if (q->http) {
+	if (q->tcp) {
+		char *addr = NULL, *text = NULL;
+		int fd = -1;
+		struct net_inbox in = { 0 };
+		size_t end;
+		if ((r = hcluster_expand(c, q->tcp, node, NULL, NULL, 0, &addr)) ||
+		    (r = hcluster_expand(c, q->send, node, NULL, NULL, 0, &text))) {
+			free(addr);
+			return r;
+		}
+		if ((r = net_connect(addr, timeout_ms, &fd, err)) || (r = net_send(fd, text, strlen(text), err)))
+			r = cfail(c, -r, "%s: %s", c->names[node], err);
+		/* until expect arrives, or the server closes (its whole answer) */
+		if (!r && (r = net_expect(fd, &in, q->expect ? q->expect : "\x01never", timeout_ms, &end, err)) &&
+		    !(r == -ECONNRESET && in.len))
+			r = cfail(c, -r, "%s: %s", c->names[node], err);
+		else
+			r = 0;
+		if (fd >= 0)
+			close(fd);
+		if (!r) {
+			*answer = in.buf ? in.buf : strdup("");
+			in.buf = NULL;
+		}
+		net_inbox_free(&in);
+		free(addr);
+		free(text);
+	} else if (q->http) {
 		char *url = NULL;
 		int status = 0;
 		if ((r = hcluster_expand(c, q->http, node, NULL, NULL, 0, &url)))
@@ -388,12 +415,17 @@ int hcluster_leader_of(struct hcluster *c, unsigned node, long *leader)
 {
 	char *answer;
 	*leader = -1;
-	if (!c->d->status_leader)
+	if (!c->d->status_leader && !c->d->status_leader_if)
 		return cfail(c, ENOTSUP, "%s: the description's status names no leader", c->d->path);
 	if (!hcluster_running(c, node) || c->sup.procs[c->proc[node]].stopped)
 		return 0;
 	if (hcluster_query(c, node, &c->d->status, QUERY_TIMEOUT_MS, &answer))
 		return 0; /* no answer: it names none */
+	if (c->d->status_leader_if) { /* it names itself, or none */
+		*leader = strstr(answer, c->d->status_leader_if) ? (long)node : -1;
+		free(answer);
+		return 0;
+	}
 	struct spt_arena a;
 	struct spt_json_error je;
 	spt_val *v;
@@ -412,6 +444,23 @@ int hcluster_leader_of(struct hcluster *c, unsigned node, long *leader)
 int hcluster_leader(struct hcluster *c, unsigned *leader)
 {
 	unsigned votes[HCLUSTER_MAX_NODES] = { 0 }, live = 0;
+	if (c->d->status_leader_if) { /* the one running node that says it leads */
+		long found = -1;
+		for (unsigned i = 0; i < c->n; i++) {
+			long l;
+			int r = hcluster_leader_of(c, i, &l);
+			if (r)
+				return r;
+			if (l >= 0 && found >= 0)
+				return -EAGAIN;
+			if (l >= 0)
+				found = l;
+		}
+		if (found < 0)
+			return -EAGAIN;
+		*leader = (unsigned)found;
+		return 0;
+	}
 	for (unsigned i = 0; i < c->n; i++) {
 		long l;
 		int r = hcluster_leader_of(c, i, &l);

@@ -67,10 +67,12 @@ int hcluster_expand(struct hcluster *c, const char *tmpl, long node, const char 
  * the command's stdout) when it answered (HTTP 200, command exit 0) and holds q->expect. */
 int hcluster_query(struct hcluster *c, unsigned node, const struct desc_query *q, unsigned timeout_ms, char **answer);
 /* The leader by the description's status: the node named at status.leader in the answers of
- * the running nodes, when a majority of them name the same running node. 0 with *leader (its
+ * the running nodes, when a majority of them name the same running node; or, with
+ * status.leader_if, the one running node whose answer holds that text. 0 with *leader (its
  * index), -EAGAIN when there is none yet (no message), another -errno on a real failure. */
 int hcluster_leader(struct hcluster *c, unsigned *leader);
-/* The leader node i names in its status answer (its index, or -1 when none or unreachable). */
+/* The leader node i names in its status answer (its index, or -1 when none or unreachable; with
+ * leader_if: i itself when its answer holds the text, else -1). */
 int hcluster_leader_of(struct hcluster *c, unsigned node, long *leader);
 
 #endif

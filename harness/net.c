@@ -150,7 +150,10 @@ int net_expect(int fd, struct net_inbox *in, const char *expect, unsigned timeou
 	for (;;) {
 		const char *hit = in->len ? memmem(in->buf, in->len, expect, elen) : NULL;
 		if (hit) {
-			const char *nl = memchr(hit + elen, '\n', in->len - (size_t)(hit + elen - in->buf));
+			/* the end of the line that holds it (the expected text may end it itself) */
+			const char *nl = elen && expect[elen - 1] == '\n'
+					 ? hit + elen - 1
+					 : memchr(hit + elen, '\n', in->len - (size_t)(hit + elen - in->buf));
 			if (nl || !elen) {
 				*line_end = nl ? (size_t)(nl + 1 - in->buf) : in->len;
 				return 0;

@@ -80,11 +80,21 @@ static int walk(struct walk *w, const char *t, size_t len, long node, struct out
 static int variable(struct walk *w, const char *name, size_t len, long node, bool length, struct out *o)
 {
 	static const char ok_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-";
-	if (!len || strspn(name, ok_chars) < len)
+	const char *at = memchr(name, '@', len);
+	size_t vlen = len; /* the variable's name, without @K */
+	if (at) { /* NAME@K: node K's (1-based) */
+		char *end;
+		unsigned long k = strtoul(at + 1, &end, 10);
+		if (at + 1 == name + len || end != name + len || !k || (w->scope && k > w->scope->nnodes))
+			return bad(w, name, "'%.*s': @ takes a node's number (1 to the number of nodes)", name, len);
+		node = (long)k - 1;
+		vlen = (size_t)(at - name);
+	}
+	if (!vlen || strspn(name, ok_chars) < vlen)
 		return bad(w, name, "'%.*s' is not a variable name", name, len);
 	if (!w->scope)
-		return known(w, name, len) ? 0 : bad(w, name, "unknown variable '%.*s'", name, len);
-	const char *v = w->scope->lookup(w->scope->ctx, node, name, len);
+		return known(w, name, vlen) ? 0 : bad(w, name, "unknown variable '%.*s'", name, len);
+	const char *v = w->scope->lookup(w->scope->ctx, node, name, vlen);
 	if (!v)
 		return bad(w, name, "variable '%.*s' has no value here", name, len);
 	if (!length)
@@ -118,6 +128,38 @@ static int each(struct walk *w, const char *body, size_t len, struct out *o)
 	return 0;
 }
 
+/* The '|' at the top level of t (not inside a nested placeholder), or NULL. */
+static const char *top_bar(const char *t, const char *end)
+{
+	unsigned depth = 0;
+	for (const char *p = t; p < end; p++) {
+		if (p[0] == '$' && p + 1 < end && p[1] == '{') {
+			depth++;
+			p++;
+		} else if (*p == '}' && depth) {
+			depth--;
+		} else if (*p == '|' && !depth) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* ${first|TEXT|OTHER}: TEXT for the first node, OTHER for the rest. */
+static int first(struct walk *w, const char *body, size_t len, long node, struct out *o)
+{
+	const char *end = body + len, *bar = top_bar(body, end);
+	if (!bar)
+		return bad(w, body, "${first|TEXT|OTHER} needs two texts: '%.*s'", body, len);
+	if (!w->scope) {
+		int r = walk(w, body, (size_t)(bar - body), node, NULL);
+		return r ? r : walk(w, bar + 1, (size_t)(end - bar - 1), node, NULL);
+	}
+	if (node < 0)
+		return bad(w, body, "%.*s${first|...} is only for a node's strings", "", 0);
+	return node == 0 ? walk(w, body, (size_t)(bar - body), node, o) : walk(w, bar + 1, (size_t)(end - bar - 1), node, o);
+}
+
 static int walk(struct walk *w, const char *t, size_t len, long node, struct out *o)
 {
 	const char *end = t + len;
@@ -144,6 +186,8 @@ static int walk(struct walk *w, const char *t, size_t len, long node, struct out
 		size_t blen = (size_t)(close - body);
 		if (blen >= 5 && !strncmp(body, "each:", 5))
 			r = each(w, body + 5, blen - 5, o);
+		else if (blen >= 6 && !strncmp(body, "first|", 6))
+			r = first(w, body + 6, blen - 6, node, o);
 		else if (blen >= 1 && body[0] == '#')
 			r = variable(w, body + 1, blen - 1, node, true, o);
 		else

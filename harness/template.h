@@ -5,6 +5,8 @@
  *   ${#name}           the length in bytes of the variable's value (a protocol's length field)
  *   ${each:SEP:TEXT}   TEXT once per node (its variables: that node's), joined with SEP
  *                      (SEP may not hold ':' or '}'; TEXT may hold placeholders)
+ *   ${name@K}          the variable of node K (1-based): ${port.client@1}
+ *   ${first|TEXT|OTHER} TEXT for the first node, OTHER for the others
  *   $$                 a literal $
  *
  * A '$' followed by anything else is an error, as is an unknown variable. */

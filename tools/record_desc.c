@@ -145,10 +145,14 @@ static unsigned compare_final(struct rec *r, struct hcluster *cl, const char *fi
 	}
 	if (json)
 		fputs("[", stdout);
+	unsigned the_leader = 0;
+	bool has_leader = r->d.status_leader_if && hcluster_leader(cl, &the_leader) == 0;
 	for (unsigned i = 0; i < cl->n; i++) {
 		long l = -1;
 		bool live = hcluster_running(cl, i);
-		if (live)
+		if (live && r->d.status_leader_if) /* each node says only whether it leads */
+			l = has_leader ? (long)the_leader : -1;
+		else if (live)
 			hcluster_leader_of(cl, i, &l);
 		const char *says = l >= 0 ? cl->names[l] : "";
 		bool match = !live || (seen[i] && !strcmp(last[i], says));
@@ -293,17 +297,7 @@ static int record(struct rec *r)
 		cli_fail(c, "%s", sc.err);
 		goto out;
 	}
-	/* The nodes' own view, asked before they stop; the trace's last states are read after. */
 	progress(r, "stopping the cluster");
-	unsigned leader_votes = 0;
-	long node_leader[HCLUSTER_MAX_NODES];
-	for (unsigned i = 0; i < cl.n; i++) {
-		node_leader[i] = -1;
-		if (d->status_leader && hcluster_running(&cl, i))
-			hcluster_leader_of(&cl, i, &node_leader[i]);
-		leader_votes += node_leader[i] >= 0;
-	}
-	(void)leader_votes;
 	bg = false;
 	uint64_t lost = 0;
 	if (collect_bg_stop(r->col) < 0 || collect_drain(r->col) < 0) {
@@ -350,14 +344,14 @@ static int record(struct rec *r)
 		printf("}");
 		if (sc.started && d->has_load)
 			load_figures(c, &sc, true);
-		if (d->status_leader && d->status_field) {
+		if ((d->status_leader || d->status_leader_if) && d->status_field) {
 			printf(",\"final\":");
 			bad = compare_final(r, &cl, d->status_field, true);
 			printf(",\"final_match\":%s", bad ? "false" : "true");
 		}
 		printf("}\n");
 	} else {
-		if (d->status_leader && d->status_field)
+		if ((d->status_leader || d->status_leader_if) && d->status_field)
 			bad = compare_final(r, &cl, d->status_field, false);
 		printf("recorded %" PRIu64 " events (%" PRIu64 " lost; %" PRIu64 " messages sent, %" PRIu64
 		       " received, %" PRIu64 " unpaired receives) of %s %s on %u nodes into %s\n",
@@ -365,7 +359,7 @@ static int record(struct rec *r)
 		       r->com.out);
 		if (sc.started && d->has_load)
 			load_figures(c, &sc, false);
-		if (d->status_leader && d->status_field)
+		if ((d->status_leader || d->status_leader_if) && d->status_field)
 			printf("end state of every live node (%s) %s what the nodes report\n", d->status_field,
 			       bad ? "DIFFERS from" : "agrees with");
 	}
@@ -503,6 +497,8 @@ int record_described(int argc, char **argv)
 		rc = cli_usage_error(&c, "--no-probes writes no trace: no -o, no --until-covered");
 	else if (r.no_probes)
 		rc = dry_run(&r);
+	else if (!r.d.nprobes)
+		rc = cli_usage_error(&c, "%s describes no probes: run its scenarios with --no-probes", r.d.path);
 	else if (!r.com.out)
 		rc = cli_usage_error(&c, r.until_covered ? "-o DIR (the corpus directory) is required"
 							 : "-o OUT.spt is required");

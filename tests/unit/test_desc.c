@@ -75,6 +75,19 @@ static void test_template(void)
 	CHECK(tmpl_expand("[${each:, :${node}=${port.peer}}]", &s, &out, err) == 0);
 	CHECKF(out && !strcmp(out, "[n1=2000, n2=2001, n3=2002]"), "%s", out);
 	free(out);
+	CHECK(tmpl_expand("${port.peer@1}/${port.peer@3}", &s, &out, err) == 0);
+	CHECKF(out && !strcmp(out, "2000/2002"), "%s", out);
+	free(out);
+	CHECK(tmpl_expand("${first|a ${node}|b ${port.peer@1}}", &s, &out, err) == 0); /* node 2 */
+	CHECKF(out && !strcmp(out, "b 2000"), "%s", out);
+	free(out);
+	s.node = 0;
+	CHECK(tmpl_expand("${first|a ${node}|b}", &s, &out, err) == 0);
+	CHECKF(out && !strcmp(out, "a n1"), "%s", out);
+	free(out);
+	s.node = 1;
+	CHECK(tmpl_expand("${port.peer@4}", &s, &out, err) == -EINVAL);
+	CHECKF(strstr(err, "@ takes a node's number"), "%s", err);
 	CHECK(tmpl_expand("a ${nope}", &s, &out, err) == -EINVAL && !out);
 	CHECKF(strstr(err, "'nope' has no value") && strstr(err, "at byte 4"), "%s", err);
 	CHECK(tmpl_expand("a $x", &s, &out, err) == -EINVAL);
@@ -90,6 +103,8 @@ static void test_template(void)
 	CHECKF(strstr(err, "unknown variable 'nodes'"), "%s", err);
 	CHECK(tmpl_check("${each:,:x}", known, 2, false, err, &off) == -EINVAL);
 	CHECK(tmpl_check("${port.}", known, 2, true, err, &off) == -EINVAL);
+	CHECK(tmpl_check("${first|${node}|${port.x@2}}", known, 2, true, err, &off) == 0);
+	CHECK(tmpl_check("${first|${nod}|x}", known, 2, true, err, &off) == -EINVAL && off == 10);
 }
 
 /* Writes text to tmpdir/NAME/system.yaml and loads it. */

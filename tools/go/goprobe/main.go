@@ -66,21 +66,24 @@ type param struct {
 
 // part is one uprobe read: v = source; v = *(v + d) for d in Derefs; then the read.
 type part struct {
-	Role   string  `json:"role"`   // "value", "len" or "bytes"
+	Role   string  `json:"role"`   // "value", "len", "bytes" or "elems"
 	Param  string  `json:"param"`  // whose register or slot is the source
 	Word   int     `json:"word"`   // register parameters: which word (a string's len: 1)
 	Derefs []int64 `json:"derefs"` // offsets of the pointer loads
-	Read   string  `json:"read"`   // "value" (the source word itself), "mem" or "block"
-	Off    int64   `json:"off"`    // mem, block: offset of the final read; a "value" of a
-	// parameter on the stack: the byte offset in the parameter
-	Size   int64 `json:"size"` // bytes (block: at most 64)
+	Read   string  `json:"read"`   // "value" (the source word itself), "mem", "block" or "array"
+	// mem, block: offset of the final read; a "value" of a parameter on the stack: the byte
+	// offset in the parameter; array: the field's offset in each element
+	Off    int64 `json:"off"`
+	Size   int64 `json:"size"` // bytes (block: at most 64); array: elements (at most 8)
 	Signed bool  `json:"signed,omitempty"`
-	Slot   int64 `json:"slot,omitempty"` // a block through a pointer in a stack parameter: its offset there
+	Slot   int64 `json:"slot,omitempty"`   // a block through a pointer in a stack parameter: its offset there
+	Stride int64 `json:"stride,omitempty"` // array: bytes from one element to the next
+	Tail   bool  `json:"tail,omitempty"`   // array: the last Size elements, not the first
 }
 
 type readAnswer struct {
 	Expr  string `json:"expr"`
-	Kind  string `json:"kind"` // int, uint, bool, string, bytes, pointer
+	Kind  string `json:"kind"` // int, uint, bool, string, bytes, pointer, array (of 8-byte integers)
 	Parts []part `json:"parts"`
 }
 
@@ -343,6 +346,7 @@ type place struct {
 	inMem  bool
 	derefs []int64
 	off    int64
+	slot   int64 // a parameter on the stack: the offset in it of the first pointer followed
 }
 
 func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signature) (*readAnswer, error) {
@@ -362,22 +366,39 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 			return nil, errors.New("only len(...) and bytes(...) may be called")
 		}
 	}
+	// The selectors from the parameter on; one of them may be sliced (x[:8] or x[-8:]): the
+	// first or last elements of a slice, and the selectors after it a field of each element.
 	var chain []string
+	sliced, sliceN := -1, int64(0)
 	for {
 		switch x := e.(type) {
 		case *ast.SelectorExpr:
 			chain = append(chain, x.Sel.Name)
 			e = x.X
 			continue
+		case *ast.SliceExpr:
+			if sliced >= 0 {
+				return nil, errors.New("one slice per read")
+			}
+			n, err := sliceBound(x)
+			if err != nil {
+				return nil, err
+			}
+			sliced, sliceN = len(chain), n
+			e = x.X
+			continue
 		case *ast.Ident:
 			chain = append(chain, x.Name)
 		default:
-			return nil, fmt.Errorf("%T is not a parameter or a field selector", e)
+			return nil, fmt.Errorf("%T is not a parameter, a field selector or a slice's first or last elements", e)
 		}
 		break
 	}
 	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
 		chain[i], chain[j] = chain[j], chain[i]
+	}
+	if sliced >= 0 {
+		sliced = len(chain) - 1 - sliced // the index of the sliced name, from the parameter on
 	}
 	var pl place
 	var t types.Type
@@ -395,11 +416,17 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 		sort.Strings(names)
 		return nil, fmt.Errorf("no parameter %s (the function has %s)", chain[0], strings.Join(names, ", "))
 	}
-	if pl.p.Regs == nil {
-		pl.inMem = false
+	var elems *arrayRead
+	if sliced == 0 {
+		if elems, pl, t, err = startArray(pl, t, sliceN); err != nil {
+			return nil, err
+		}
 	}
-	for _, name := range chain[1:] {
+	for ci, name := range chain[1:] {
 		if ptr, ok := t.Underlying().(*types.Pointer); ok {
+			if elems != nil {
+				return nil, fmt.Errorf("%s: a field behind a pointer in an element cannot be read", name)
+			}
 			pl = derefPlace(pl)
 			t = ptr.Elem()
 		}
@@ -420,6 +447,9 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 		for k, fi := range index {
 			if k > 0 {
 				if ptr, ok := t.Underlying().(*types.Pointer); ok {
+					if elems != nil {
+						return nil, fmt.Errorf("%s: a field behind a pointer in an element cannot be read", name)
+					}
 					pl = derefPlace(pl)
 					t = ptr.Elem()
 				}
@@ -430,10 +460,32 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 				fields[i] = st.Field(i)
 			}
 			offs := sizes.Offsetsof(fields)
-			pl = fieldPlace(pl, offs[fi], st, fi)
+			if elems != nil {
+				elems.off += offs[fi]
+			} else {
+				pl = fieldPlace(pl, offs[fi], st, fi)
+			}
 			t = st.Field(fi).Type()
 		}
-		_ = fv
+		if ci+1 == sliced {
+			if elems, pl, t, err = startArray(pl, t, sliceN); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if elems != nil {
+		if wantLen || wantBytes {
+			return nil, errors.New("len(...) and bytes(...) of a slice's elements")
+		}
+		b, ok := t.Underlying().(*types.Basic)
+		if !ok || b.Info()&types.IsInteger == 0 || sizes.Sizeof(t) != 8 {
+			return nil, fmt.Errorf("the elements' field is %s: only 8-byte integers are read from each element",
+				types.TypeString(t, relative))
+		}
+		return &readAnswer{Expr: expr, Kind: "array", Parts: []part{elems.lenPart, {Role: "elems",
+			Param: elems.data.p.Name, Word: elems.data.word, Derefs: append([]int64{}, elems.data.derefs...),
+			Read: "array", Off: elems.off, Size: elems.n, Stride: elems.stride, Tail: elems.tail,
+			Slot: elems.data.slot}}}, nil
 	}
 	ra, err := finalRead(expr, pl, t, wantLen)
 	if err == nil && wantBytes {
@@ -443,6 +495,68 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 		ra.Kind = "bytes"
 	}
 	return ra, err
+}
+
+// arrayRead is a slice's first or last n elements: its length's read, where element 0 is, and
+// the offset of the field read in each element.
+type arrayRead struct {
+	lenPart part
+	data    place // memory at element 0
+	n       int64
+	tail    bool
+	stride  int64
+	off     int64
+}
+
+// sliceBound reads x[:n] (the first n) or x[-n:] (the last n), 1 <= n <= 8.
+func sliceBound(x *ast.SliceExpr) (int64, error) {
+	lit := func(e ast.Expr) (int64, bool) {
+		neg := false
+		if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.SUB {
+			neg, e = true, u.X
+		}
+		b, ok := e.(*ast.BasicLit)
+		if !ok || b.Kind != token.INT {
+			return 0, false
+		}
+		var v int64
+		if _, err := fmt.Sscan(b.Value, &v); err != nil {
+			return 0, false
+		}
+		if neg {
+			v = -v
+		}
+		return v, true
+	}
+	bad := errors.New("a slice is read as x[:N] (its first N elements) or x[-N:] (its last N), N in 1..8")
+	if x.Slice3 {
+		return 0, bad
+	}
+	if x.Low == nil && x.High != nil {
+		if v, ok := lit(x.High); ok && v >= 1 && v <= 8 {
+			return v, nil
+		}
+	}
+	if x.High == nil && x.Low != nil {
+		if v, ok := lit(x.Low); ok && v <= -1 && v >= -8 {
+			return v, nil
+		}
+	}
+	return 0, bad
+}
+
+// startArray begins reading the elements of the slice at pl (type t).
+func startArray(pl place, t types.Type, n int64) (*arrayRead, place, types.Type, error) {
+	sl, ok := t.Underlying().(*types.Slice)
+	if !ok {
+		return nil, pl, t, fmt.Errorf("%s is not a slice", types.TypeString(t, relative))
+	}
+	a := &arrayRead{lenPart: wordPart(pl, "len", 1, 8, false), data: derefPlace(pl), n: n, tail: n < 0,
+		stride: sizes.Sizeof(sl.Elem())}
+	if a.tail {
+		a.n = -n
+	}
+	return a, pl, sl.Elem(), nil
 }
 
 func allVars(sig *types.Signature) []*types.Var {
@@ -459,11 +573,12 @@ func allVars(sig *types.Signature) []*types.Var {
 // derefPlace follows the pointer held at pl: what it points to is memory at offset 0.
 func derefPlace(pl place) place {
 	if !pl.inMem {
-		// The pointer is the parameter's word itself: the source value.
-		return place{p: pl.p, word: pl.word, inMem: true}
+		// The pointer is the parameter's word itself (or, on the stack, the word at pl.off of
+		// it): the source value.
+		return place{p: pl.p, word: pl.word, inMem: true, slot: pl.off}
 	}
 	d := append(append([]int64(nil), pl.derefs...), pl.off)
-	return place{p: pl.p, word: pl.word, inMem: true, derefs: d, off: 0}
+	return place{p: pl.p, word: pl.word, inMem: true, derefs: d, off: 0, slot: pl.slot}
 }
 
 // fieldPlace moves to field fi (at byte offset off) of the struct at pl.
@@ -573,14 +688,15 @@ func memPart(pl place, role string, delta, size int64, signed bool) part {
 			Signed: signed}
 	}
 	return part{Role: role, Param: pl.p.Name, Word: pl.word, Derefs: append([]int64{}, pl.derefs...), Read: "mem",
-		Off: pl.off + delta, Size: size, Signed: signed}
+		Off: pl.off + delta, Size: size, Signed: signed, Slot: pl.slot}
 }
 
 // blockPart reads the bytes a string or slice header at pl points to (its word 0).
 func blockPart(pl place, role string) part {
 	if pl.inMem {
 		d := append(append([]int64{}, pl.derefs...), pl.off)
-		return part{Role: role, Param: pl.p.Name, Word: pl.word, Derefs: d, Read: "block", Off: 0, Size: maxBlock}
+		return part{Role: role, Param: pl.p.Name, Word: pl.word, Derefs: d, Read: "block", Off: 0, Size: maxBlock,
+			Slot: pl.slot}
 	}
 	if pl.p.Regs == nil {
 		// The header on the stack: its word 0 is the source slot's value, a pointer.
