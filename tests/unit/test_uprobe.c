@@ -795,8 +795,22 @@ static void test_attach_errors(void)
 	bad.reads[5].flags = UPROBE_READ_TAIL;
 	reject(l, off, &bad, "read 5: UPROBE_READ_TAIL is for ARRAY reads only");
 	bad = s;
-	bad.reads[5].flags = 0x4;
-	reject(l, off, &bad, "read 5: unknown flags 0x4");
+	bad.reads[5].flags = 0x8;
+	reject(l, off, &bad, "read 5: unknown flags 0x8");
+	/* UPROBE_READ_LEN: a BLOCK read's bound, an earlier read that is used. */
+	bad = s;
+	bad.reads[5].flags = UPROBE_READ_LEN;
+	reject(l, off, &bad, "read 5: UPROBE_READ_LEN is for a BLOCK read");
+	bad = s;
+	bad.nreads = 3;
+	bad.reads[0] = rd(UPROBE_SRC_RSI, UPROBE_READ_VALUE, 8);
+	bad.reads[1] = rd(UPROBE_SRC_RDI, UPROBE_READ_BLOCK, 16);
+	bad.reads[1].flags = UPROBE_READ_LEN;
+	bad.reads[1].len_read = 2;
+	reject(l, off, &bad, "read 1: UPROBE_READ_LEN is for a BLOCK read whose length read 2 is an earlier, used read");
+	bad.reads[1].len_read = 0;
+	bad.reads[0].kind = UPROBE_READ_NONE;
+	reject(l, off, &bad, "read 1: UPROBE_READ_LEN is for a BLOCK read whose length read 0 is an earlier, used read");
 	/* The largest valid ARRAY, in the last slot, is accepted. */
 	bad = s;
 	bad.nreads = UPROBE_MAX_READS;
