@@ -434,12 +434,8 @@ static void test_sup_exit_and_signal_paths(void)
 			static struct sup cs; /* static: reachable for the leak checker at exit */
 			close(fds[0]);
 			sup_init(&cs, 500);
-			/* A test run in the background inherits SIGINT ignored, and the supervisor leaves
-			 * an ignored signal ignored: this copy must take it as a user's Ctrl-C. */
-			if (mode == 1) {
-				signal(SIGINT, SIG_DFL);
+			if (mode == 1)
 				sup_install_handlers();
-			}
 			struct sup_spec sp = {"child-sleep", argv, NULL, NULL, NULL};
 			if (sup_spawn(&cs, &sp, 1) < 0)
 				_exit(2);
@@ -1277,6 +1273,9 @@ static void test_netns_start_fails_clean(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A test run in the background inherits SIGINT ignored, and the supervisor leaves an
+	 * ignored signal ignored: the SIGINT path is tested as a user's Ctrl-C, not ignored. */
+	signal(SIGINT, SIG_DFL);
 	CHECK(sup_install_handlers() == 0);
 	snprintf(g_tmp, sizeof g_tmp, "/tmp/spectap-test-cluster-XXXXXX");
 	if (!mkdtemp(g_tmp)) {
