@@ -1,7 +1,10 @@
 /* A strict JSON reader and writer for values. No dependency, exact 64-bit integers. */
 #include "spectap/json.h"
 
+#include "json_strtab.h"
+
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +24,32 @@
 struct span {
 	const char *at;
 	size_t len;
-	int height; /* nesting levels inside it, for the depth limit where it is taken again */
+	int height;   /* nesting levels inside it, for the depth limit where it is taken again */
+	uint32_t gen; /* the parse it is from (a reader's spans outlive a parse) */
 	uint64_t key;
 	spt_val *v;
+};
+
+#define STK_INIT 256
+
+/* Which key came after another (or first in the value of another) the last time: a record's
+ * keys usually come in the order of the last record of its kind. */
+#define PRED_SLOTS 512
+#define PRED_MAX_LEN 14 /* the quoted key in two words */
+
+struct key_pred {
+	uintptr_t after; /* the key before, or the parent's key with bit 0 set; 0: empty */
+	spt_val *next;   /* a string the reader keeps */
+	uint64_t w0, w1, m0, m1; /* the quoted key as the input has it, and which bytes count */
+};
+
+struct spt_json_reader {
+	struct json_strtab tab;
+	struct key_pred preds[PRED_SLOTS];
+	struct span spans[SPAN_SETS * SPAN_WAYS];
+	uint32_t span_gen;
+	spt_val **stk;
+	size_t cap;
 };
 
 struct parser {
@@ -35,9 +61,20 @@ struct parser {
 	struct spt_json_error *err;
 	bool oom;
 	int peak;            /* the deepest nesting reached in the value being parsed */
-	struct span *spans;  /* SPAN_SETS * SPAN_WAYS, in the arena, made when first needed */
+	/* SPAN_SETS * SPAN_WAYS: a reader's, or made in the arena when first needed; entries of
+	 * another parse than span_gen are stale. */
+	struct span *spans;
+	uint32_t span_gen;
 	unsigned span_next;  /* the way replaced next */
-	spt_val *strs[STR_CACHE];
+	struct json_strtab *tab; /* a reader's strings, or NULL: strs */
+	struct key_pred *preds;  /* a reader's, or NULL */
+	uintptr_t ctx;           /* the key whose value is being read (0: none) */
+	spt_val **strs;      /* STR_CACHE strings seen in this text */
+	/* The items of every array and object being read (an object's as key, value, key, ...):
+	 * one stack for the whole parse; stk_heap: from malloc (else the caller's). */
+	spt_val **stk;
+	size_t top, cap;
+	bool stk_heap;
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(struct parser *p, size_t at, const char *fmt,
@@ -63,6 +100,8 @@ static inline void skip_ws(struct parser *p)
 {
 	const char *s = p->s;
 	size_t i = p->pos, len = p->len;
+	if (i < len && (unsigned char)s[i] > ' ') /* compact JSON: nothing to skip */
+		return;
 	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
 		i++;
 	p->pos = i;
@@ -118,6 +157,26 @@ static void put_utf8(struct spt_buf *b, unsigned cp)
 	spt_buf_put(b, u, n);
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWAR 1 /* strings scanned eight bytes at a time */
+
+/* The bytes of w (eight of the input, the first lowest) that end a string's plain run (below
+ * 0x20, a quote, a backslash, not ASCII), each as 0x80: the lowest one is exact (a borrow runs
+ * upwards only, so a byte is wrongly flagged only above a rightly flagged one). */
+static inline uint64_t stop_bytes(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b) | w) & (ones * 0x80);
+}
+#endif
+
+/* The first n (at most 8) bytes of w, zeros above. */
+static inline uint64_t low_bytes(uint64_t w, size_t n)
+{
+	return n >= 8 ? w : n ? w & (~0ULL >> (64 - 8 * n)) : 0;
+}
+
 /* Past the string's characters from i that need no decoding (no escape, no control character,
  * well-formed UTF-8): at its closing quote when the whole string is such. */
 static inline size_t scan_plain(const struct parser *p, size_t i)
@@ -125,6 +184,18 @@ static inline size_t scan_plain(const struct parser *p, size_t i)
 	const unsigned char *s = (const unsigned char *)p->s;
 	size_t len = p->len;
 	for (;;) {
+#ifdef SWAR
+		while (i + 8 <= len) {
+			uint64_t w;
+			memcpy(&w, s + i, 8);
+			uint64_t t = stop_bytes(w);
+			if (t) {
+				i += (size_t)__builtin_ctzll(t) >> 3;
+				break;
+			}
+			i += 8;
+		}
+#endif
 		while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
 			i++;
 		if (i >= len || s[i] < 0x80)
@@ -240,12 +311,51 @@ out:
 	return rc;
 }
 
+/* The string of the n plain bytes at s: the reader's, or one seen before in this text. */
+static spt_val *plain_string(struct parser *p, const char *s, size_t n)
+{
+	if (!p->tab)
+		return str_value(p, s, n);
+	if (n > STRTAB_MAX_LEN)
+		return spt_str(p->a, s, n);
+	uint64_t w0 = 0, w1 = 0;
+	memcpy(&w0, s, n < 8 ? n : 8);
+	if (n > 8)
+		memcpy(&w1, s + 8, n < 16 ? n - 8 : 8);
+	return json_strtab_get(p->tab, p->a, s, n, w0, w1);
+}
+
 /* A string at p->pos as a value (escape-free ones straight from the input, cached). */
 static int parse_string_value(struct parser *p, spt_val **out)
 {
-	size_t start = p->pos + 1, i = scan_plain(p, start);
+	size_t start = p->pos + 1;
+#ifdef SWAR
+	/* A reader's short strings: found by their bytes as two words, read at once. */
+	if (p->tab && p->len - start >= 16) {
+		const char *s = p->s + start;
+		uint64_t w0, w1 = 0, t;
+		size_t n;
+		memcpy(&w0, s, 8);
+		if ((t = stop_bytes(w0))) {
+			n = (size_t)__builtin_ctzll(t) >> 3;
+			w0 = low_bytes(w0, n);
+		} else {
+			memcpy(&w1, s + 8, 8);
+			t = stop_bytes(w1);
+			n = 8 + ((size_t)__builtin_ctzll(t | (1ULL << 63)) >> 3);
+			w1 = low_bytes(w1, n - 8);
+		}
+		if (t && s[n] == '"') {
+			if (!(*out = json_strtab_get(p->tab, p->a, s, n, w0, w1)))
+				return nomem(p);
+			p->pos = start + n + 1;
+			return 0;
+		}
+	}
+#endif
+	size_t i = scan_plain(p, start);
 	if (i < p->len && p->s[i] == '"') {
-		if (!(*out = str_value(p, p->s + start, i - start)))
+		if (!(*out = plain_string(p, p->s + start, i - start)))
 			return nomem(p);
 		p->pos = i + 1;
 		return 0;
@@ -314,14 +424,88 @@ static int parse_number(struct parser *p, spt_val **out)
 	return *out ? 0 : nomem(p);
 }
 
-static int expect_char(struct parser *p, char c, const char *what)
+static int expect_fail(struct parser *p, const char *what)
 {
-	skip_ws(p);
 	if (p->pos >= p->len)
 		return fail(p, p->pos, "unexpected end of input, %s expected", what);
-	if (p->s[p->pos] != c)
-		return fail(p, p->pos, "'%c' found where %s expected", p->s[p->pos], what);
-	p->pos++;
+	return fail(p, p->pos, "'%c' found where %s expected", p->s[p->pos], what);
+}
+
+static inline int expect_char(struct parser *p, char c, const char *what)
+{
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == c) {
+		p->pos++;
+		return 0;
+	}
+	return expect_fail(p, what);
+}
+
+/* A scalar of the usual kinds (a string, a small natural number, a boolean) at p->pos as
+ * parse_value reads it: its value, its nesting counted; 1 for anything else, left to it. */
+static inline int parse_scalar(struct parser *p, spt_val **out)
+{
+	const char *s = p->s;
+	size_t i = p->pos, len = p->len;
+	if (i >= len || p->depth >= JSON_MAX_DEPTH)
+		return 1;
+	unsigned char c = (unsigned char)s[i];
+	size_t j;
+	if (c == '"') {
+		int rc = parse_string_value(p, out);
+		if (rc)
+			return rc;
+	} else if ((unsigned)(c - '0') <= 9) {
+		/* Up to 18 digits fit; a leading zero, a fraction or an exponent: parse_number. */
+		uint64_t v = c - '0';
+		for (j = i + 1; v && j < len && j - i < 18 && (unsigned)(s[j] - '0') <= 9; j++)
+			v = v * 10 + (uint64_t)(s[j] - '0');
+		if (j < len && ((unsigned)(s[j] - '0') <= 9 || s[j] == '.' || s[j] == 'e' || s[j] == 'E'))
+			return 1;
+		if (!(*out = spt_int(p->a, (int64_t)v)))
+			return nomem(p);
+		p->pos = j;
+	} else if (c == 't' && len - i >= 4 && !memcmp(s + i, "true", 4)) {
+		*out = spt_bool(p->a, true);
+		p->pos = i + 4;
+	} else if (c == 'f' && len - i >= 5 && !memcmp(s + i, "false", 5)) {
+		*out = spt_bool(p->a, false);
+		p->pos = i + 5;
+	} else {
+		return 1;
+	}
+	if (p->depth + 1 > p->peak)
+		p->peak = p->depth + 1;
+	return 0;
+}
+
+/* A value at p->pos: the usual scalars in place, the rest by parse_value. */
+static inline int parse_item(struct parser *p, spt_val **out)
+{
+	skip_ws(p);
+	int rc = parse_scalar(p, out);
+	return rc == 1 ? parse_value(p, out) : rc;
+}
+
+static int stk_grow(struct parser *p)
+{
+	size_t cap = p->cap * 2;
+	spt_val **n = p->stk_heap ? realloc(p->stk, cap * sizeof(*n)) : malloc(cap * sizeof(*n));
+	if (!n)
+		return nomem(p);
+	if (!p->stk_heap)
+		memcpy(n, p->stk, p->top * sizeof(*n));
+	p->stk = n;
+	p->cap = cap;
+	p->stk_heap = true;
+	return 0;
+}
+
+static inline int stk_push(struct parser *p, spt_val *x)
+{
+	if (p->top == p->cap && stk_grow(p))
+		return -ENOMEM;
+	p->stk[p->top++] = x;
 	return 0;
 }
 
@@ -374,7 +558,8 @@ static spt_val *str_value(struct parser *p, const char *s, size_t n)
 	return v;
 }
 
-static int parse_array_items(struct parser *p, struct valvec *items)
+/* Pushes the items onto the stack. */
+static int parse_array_items(struct parser *p)
 {
 	p->pos++; /* '[' */
 	skip_ws(p);
@@ -384,10 +569,10 @@ static int parse_array_items(struct parser *p, struct valvec *items)
 	}
 	for (;;) {
 		spt_val *x;
-		int rc = parse_value(p, &x);
+		int rc = parse_item(p, &x);
 		if (rc)
 			return rc;
-		if ((rc = vec_push(p, items, x)))
+		if ((rc = stk_push(p, x)))
 			return rc;
 		skip_ws(p);
 		if (p->pos < p->len && p->s[p->pos] == ',') {
@@ -585,15 +770,149 @@ static int parse_value(struct parser *p, spt_val **out) { return parse_value_pla
 
 static int parse_array_value(struct parser *p, spt_val **out)
 {
-	struct valvec items;
-	VALVEC_INIT(items);
-	int rc = parse_array_items(p, &items);
+	size_t base = p->top;
+	int rc = parse_array_items(p);
 	if (!rc) {
-		*out = items.n ? spt_seq(p->a, items.v, items.n) : spt_empty_fun(p->a, SPT_SEQ);
+		size_t n = p->top - base;
+		spt_val **e = n ? spt_arena_alloc(p->a, n * sizeof(*e)) : NULL;
+		if (e)
+			memcpy(e, p->stk + base, n * sizeof(*e));
+		*out = !n ? spt_empty_fun(p->a, SPT_SEQ) : e ? spt_seq_adopt(p->a, e, n) : NULL;
 		if (!*out)
 			rc = nomem(p);
 	}
-	VALVEC_FREE(items);
+	p->top = base;
+	return rc;
+}
+
+/* Whether string key x comes before y in canonical order (spt_value_cmp's for strings). */
+static inline bool key_before(spt_val *x, spt_val *y)
+{
+	uint32_t n = x->n < y->n ? x->n : y->n;
+	const unsigned char *a = (const unsigned char *)x->u.s, *b = (const unsigned char *)y->u.s;
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i];
+	return x->n < y->n;
+}
+
+static struct key_pred *pred_slot(struct parser *p, uintptr_t after)
+{
+	uint64_t h = (uint64_t)after * 0x9e3779b97f4a7c15ULL;
+	return &p->preds[h >> 55 & (PRED_SLOTS - 1)];
+}
+
+static void pred_set(struct key_pred *kp, uintptr_t after, spt_val *k)
+{
+	unsigned char b[16] = { '"' };
+	memcpy(b + 1, k->u.s, k->n);
+	b[k->n + 1] = '"';
+	size_t n = k->n + 2;
+	memcpy(&kp->w0, b, 8);
+	memcpy(&kp->w1, b + 8, 8);
+	kp->m0 = low_bytes(~0ULL, n);
+	kp->m1 = low_bytes(~0ULL, n > 8 ? n - 8 : 0);
+	kp->after = after;
+	kp->next = k;
+}
+
+/* A record's key at p->pos (at its quote). A reader tries the key that followed `after` the
+ * last time first: the input's bytes against it, without a scan or a lookup. */
+static inline int parse_key(struct parser *p, uintptr_t after, spt_val **out)
+{
+	struct key_pred *kp = NULL;
+#ifdef SWAR
+	if (p->preds) {
+		kp = pred_slot(p, after);
+		if (kp->after == after && p->len - p->pos >= 16) {
+			uint64_t x0, x1;
+			memcpy(&x0, p->s + p->pos, 8);
+			memcpy(&x1, p->s + p->pos + 8, 8);
+			if (!((x0 ^ kp->w0) & kp->m0) && !((x1 ^ kp->w1) & kp->m1)) {
+				*out = kp->next;
+				p->pos += kp->next->n + 2;
+				return 0;
+			}
+		}
+	}
+#endif
+	int rc = parse_string_value(p, out);
+	if (!rc && kp && (*out)->gen == SPT_GEN_JSON_READER && (*out)->n <= PRED_MAX_LEN)
+		pred_set(kp, after, *out);
+	return rc;
+}
+
+/* An object of the plain dialect, a record. Keys written in canonical order (the usual case)
+ * need neither a duplicate scan nor a sort. */
+static int parse_record(struct parser *p, spt_val **out)
+{
+	size_t at = p->pos++, base = p->top;
+	int rc = 0;
+	bool ordered = true;
+	uintptr_t parent = p->ctx, after = parent | 1;
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == '}') {
+		p->pos++;
+		*out = spt_empty_fun(p->a, SPT_REC);
+		return *out ? 0 : nomem(p);
+	}
+	for (;;) {
+		skip_ws(p);
+		if (p->pos >= p->len || p->s[p->pos] != '"') {
+			rc = p->pos >= p->len ? fail(p, p->pos, "unexpected end of input in object")
+					      : fail(p, p->pos, "object key (a string) expected");
+			goto out;
+		}
+		size_t key_at = p->pos;
+		spt_val *kv, *v;
+		if ((rc = parse_key(p, after, &kv)))
+			goto out;
+		after = p->ctx = (uintptr_t)kv;
+		if ((rc = expect_char(p, ':', "':'")) || (rc = parse_item(p, &v)))
+			goto out;
+		size_t n = (p->top - base) / 2;
+		if (ordered && n && !key_before(p->stk[p->top - 2], kv))
+			ordered = false;
+		/* Small objects: name the duplicate where it stands. Large ones: the sort finds it. */
+		for (size_t i = 0; !ordered && n <= 32 && i < n; i++) {
+			spt_val *k = p->stk[base + 2 * i];
+			if (k == kv || spt_value_eq(k, kv)) {
+				rc = fail(p, key_at, "duplicate key \"%.*s\"", (int)kv->n, kv->u.s);
+				goto out;
+			}
+		}
+		if ((rc = stk_push(p, kv)) || (rc = stk_push(p, v)))
+			goto out;
+		skip_ws(p);
+		if (p->pos < p->len && p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		if ((rc = expect_char(p, '}', "',' or '}'")))
+			goto out;
+		break;
+	}
+	size_t n = (p->top - base) / 2;
+	spt_val **keys = spt_arena_alloc(p->a, 2 * n * sizeof(*keys)), **vals = keys + n;
+	if (!keys) {
+		rc = nomem(p);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = p->stk[base + 2 * i];
+		vals[i] = p->stk[base + 2 * i + 1];
+	}
+	if (ordered) {
+		if (!(*out = spt_rec_adopt_sorted(p->a, keys, vals, n)))
+			rc = nomem(p);
+	} else {
+		bool dup;
+		if (!(*out = spt_fun_ordered(p->a, keys, vals, n, &dup)))
+			rc = dup ? fail(p, at, "object has a duplicate key") : nomem(p);
+	}
+out:
+	p->top = base;
+	p->ctx = parent;
 	return rc;
 }
 
@@ -612,7 +931,7 @@ static bool span_take(struct parser *p, uint64_t key, spt_val **out)
 	struct span *set = p->spans + (key % SPAN_SETS) * SPAN_WAYS;
 	for (unsigned i = 0; i < SPAN_WAYS; i++) {
 		struct span *sp = &set[i];
-		if (sp->v && sp->key == key && sp->len <= p->len - p->pos && p->depth + sp->height <= JSON_MAX_DEPTH &&
+		if (sp->v && sp->key == key && sp->gen == p->span_gen && sp->len <= p->len - p->pos && p->depth + sp->height <= JSON_MAX_DEPTH &&
 		    !memcmp(sp->at, p->s + p->pos, sp->len)) {
 			*out = sp->v;
 			p->pos += sp->len;
@@ -627,7 +946,7 @@ static bool span_take(struct parser *p, uint64_t key, spt_val **out)
 static void span_keep(struct parser *p, uint64_t key, size_t at, int height, spt_val *v)
 {
 	struct span *set = p->spans + (key % SPAN_SETS) * SPAN_WAYS;
-	set[p->span_next++ % SPAN_WAYS] = (struct span){ p->s + at, p->pos - at, height, key, v };
+	set[p->span_next++ % SPAN_WAYS] = (struct span){ p->s + at, p->pos - at, height, p->span_gen, key, v };
 }
 
 /* *plain, when asked for, is set to the plain reading of a tagged object (else left alone). */
@@ -656,7 +975,7 @@ static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain)
 		size_t at = p->pos;
 		int outer_peak = p->peak;
 		p->peak = p->depth;
-		rc = c == '{' ? parse_object(p, out, NULL) : parse_array_value(p, out);
+		rc = c == '{' ? parse_record(p, out) : parse_array_value(p, out);
 		int height = p->peak - p->depth;
 		if (p->peak < outer_peak)
 			p->peak = outer_peak;
@@ -669,7 +988,7 @@ static int parse_value_plain(struct parser *p, spt_val **out, spt_val **plain)
 		p->peak = p->depth;
 	switch (c) {
 	case '{':
-		rc = parse_object(p, out, plain);
+		rc = p->flags & SPT_JSON_TAGGED ? parse_object(p, out, plain) : parse_record(p, out);
 		break;
 	case '[':
 		rc = parse_array_value(p, out);
@@ -709,26 +1028,81 @@ void spt_json_locate(const char *text, size_t len, struct spt_json_error *err)
 	err->col = col;
 }
 
-int spt_json_parse(struct spt_arena *a, const char *text, size_t len, unsigned flags,
-		   spt_val **out, struct spt_json_error *err)
+/* Parses p's text (p set up by the caller). */
+static int parse_text(struct parser *p, spt_val **out)
 {
-	struct spt_json_error scratch;
-	struct parser p = { .a = a, .s = text, .len = len, .flags = flags, .err = err ? err : &scratch };
-	int rc = parse_value(&p, out);
+	const char *text = p->s;
+	size_t len = p->len;
+	struct spt_json_error *err = p->err;
+	int rc = parse_value(p, out);
 	if (!rc) {
-		skip_ws(&p);
-		if (p.pos < len)
-			rc = fail(&p, p.pos, "trailing characters after the JSON value");
+		skip_ws(p);
+		if (p->pos < len)
+			rc = fail(p, p->pos, "trailing characters after the JSON value");
 	}
-	if (rc == -ENOMEM || p.oom) {
+	if (rc == -ENOMEM || p->oom) {
 		if (err) {
-			err->offset = p.pos;
+			err->offset = p->pos;
 			snprintf(err->msg, sizeof(err->msg), "out of memory");
 		}
 		rc = -ENOMEM;
 	}
 	if (rc && err)
 		spt_json_locate(text, len, err);
+	return rc;
+}
+
+int spt_json_parse(struct spt_arena *a, const char *text, size_t len, unsigned flags,
+		   spt_val **out, struct spt_json_error *err)
+{
+	struct spt_json_error scratch;
+	spt_val *strs[STR_CACHE], *stk[STK_INIT];
+	memset(strs, 0, sizeof(strs));
+	struct parser p = { .a = a, .s = text, .len = len, .flags = flags, .err = err ? err : &scratch, .strs = strs,
+			    .stk = stk, .cap = STK_INIT };
+	int rc = parse_text(&p, out);
+	if (p.stk_heap)
+		free(p.stk);
+	return rc;
+}
+
+struct spt_json_reader *spt_json_reader_new(void)
+{
+	struct spt_json_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	json_strtab_init(&r->tab);
+	return r;
+}
+
+void spt_json_reader_free(struct spt_json_reader *r)
+{
+	if (!r)
+		return;
+	json_strtab_fini(&r->tab);
+	free(r->stk);
+	free(r);
+}
+
+int spt_json_read(struct spt_json_reader *r, struct spt_arena *a, const char *text, size_t len, unsigned flags,
+		  spt_val **out, struct spt_json_error *err)
+{
+	struct spt_json_error scratch;
+	if (++r->span_gen == 0) { /* wrapped: entries of 2^32 parses ago would look current */
+		memset(r->spans, 0, sizeof(r->spans));
+		r->span_gen = 1;
+	}
+	struct parser p = { .a = a, .s = text, .len = len, .flags = flags, .err = err ? err : &scratch,
+			    .spans = r->spans, .span_gen = r->span_gen, .tab = &r->tab, .preds = r->preds };
+	spt_val *stk[STK_INIT];
+	p.stk = r->stk ? r->stk : stk;
+	p.cap = r->stk ? r->cap : STK_INIT;
+	p.stk_heap = r->stk != NULL;
+	int rc = parse_text(&p, out);
+	if (p.stk_heap) { /* kept for the next text */
+		r->stk = p.stk;
+		r->cap = p.cap;
+	}
 	return rc;
 }
 

@@ -480,6 +480,23 @@ spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size
 	return v;
 }
 
+spt_val *spt_rec_adopt_sorted(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n)
+{
+	if (n == 0 || n > UINT32_MAX)
+		return n ? NULL : spt_empty_fun(a, SPT_REC);
+	struct spt_value *v = new_value(a, SPT_REC);
+	if (!v)
+		return NULL;
+	uint64_t h = size_term(VC_FUN, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		h += kv_term(keys[i]->hash, vals[i]->hash);
+	v->u.fn.keys = keys;
+	v->u.fn.vals = vals;
+	v->n = (uint32_t)n;
+	v->hash = h;
+	return v;
+}
+
 spt_val *spt_seq_adopt_copy(struct spt_arena *a, spt_val **elems, spt_val *like)
 {
 	if (like->kind != SPT_SEQ || like->n == 0)

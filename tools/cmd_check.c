@@ -202,6 +202,13 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 	spt_arena_init(&keep[1]);
 	int cur = 0, rc = 0;
 	spt_val *prev = NULL;
+	/* The lines share their keys and names: built once, by the reader. */
+	struct spt_json_reader *jr = spt_json_reader_new();
+	if (!jr) {
+		snprintf(err_out, err_size, "out of memory");
+		rc = -1;
+		goto out;
+	}
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -218,7 +225,7 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 		memo_collect(&checker_interp(ck)->memo); /* nothing holds a value of the last window */
 		spt_val *w;
 		struct spt_json_error je = { 0 };
-		if (spt_json_parse(a, l, n, 0, &w, &je)) {
+		if (spt_json_read(jr, a, l, n, 0, &w, &je)) {
 			snprintf(err_out, err_size, "%s:%" PRIu64 ":%u: %s", name, line, je.col, je.msg);
 			rc = -1;
 			goto out;
@@ -304,6 +311,7 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 			cli_progress(progress, "%" PRIu64 " windows, %" PRIu64 " passed", t->windows, t->passed);
 	}
 out:
+	spt_json_reader_free(jr);
 	spt_arena_fini(&keep[0]);
 	spt_arena_fini(&keep[1]);
 	return rc;

@@ -28,6 +28,18 @@ struct spt_json_error {
 int spt_json_parse(struct spt_arena *a, const char *text, size_t len, unsigned flags,
 		   spt_val **out, struct spt_json_error *err);
 
+/* A reader of many texts (the lines of a windows file): the strings that recur across them are
+ * built once, in the reader, and the values read share them, so those values stay valid until
+ * the reader is freed (besides their own arena). One thread at a time. */
+struct spt_json_reader;
+/* The gen of the strings a reader keeps (no other arena has it: moves copy them). */
+#define SPT_GEN_JSON_READER 230
+struct spt_json_reader *spt_json_reader_new(void);
+void spt_json_reader_free(struct spt_json_reader *r);
+/* spt_json_parse with r's strings: the same values. */
+int spt_json_read(struct spt_json_reader *r, struct spt_arena *a, const char *text, size_t len, unsigned flags,
+		  spt_val **out, struct spt_json_error *err);
+
 /* What a plain (untagged) write could not represent exactly. */
 struct spt_json_loss {
 	unsigned long sets;   /* written as arrays */

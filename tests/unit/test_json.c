@@ -1,6 +1,7 @@
 /* Tests of the JSON codec (lib/json.c, lib/buf.c): constructs, numbers, strings, errors,
  * the tagged dialect and round trips of random values. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,12 +262,15 @@ struct bad_case {
 	unsigned flags;
 };
 
-static void check_bad(const struct bad_case *c, size_t len)
+static struct spt_json_reader *R; /* one reader for the whole run: its tables see every test */
+
+static void check_bad_with(const struct bad_case *c, size_t len, bool reader)
 {
 	spt_val *v = NULL;
 	struct spt_json_error err;
 	memset(&err, 0x5a, sizeof(err));
-	int rc = spt_json_parse(&A, c->text, len, c->flags, &v, &err);
+	int rc = reader ? spt_json_read(R, &A, c->text, len, c->flags, &v, &err)
+			: spt_json_parse(&A, c->text, len, c->flags, &v, &err);
 	CHECKF(rc == -EINVAL, "%s: rc %d", c->text, rc);
 	if (rc != -EINVAL)
 		return;
@@ -276,6 +280,13 @@ static void check_bad(const struct bad_case *c, size_t len)
 	       c->offset, c->line, c->col, err.msg);
 	CHECKF(strstr(err.msg, c->msg) != NULL, "%s: message \"%s\" lacks \"%s\"", c->text,
 	       err.msg, c->msg);
+}
+
+/* Both ways: alone, and by the reader (the same error where it stands). */
+static void check_bad(const struct bad_case *c, size_t len)
+{
+	check_bad_with(c, len, false);
+	check_bad_with(c, len, true);
 }
 
 static void test_errors(void)
@@ -708,6 +719,118 @@ static void test_roundtrip_random(void)
 	spt_buf_free(&b2);
 }
 
+/* Reads text by the reader and alone: the same outcome, the same value, written back alike. */
+static bool same_read(struct spt_arena *a, const char *text, size_t len, unsigned flags)
+{
+	spt_val *v1 = NULL, *v2 = NULL;
+	struct spt_json_error e1 = { 0 }, e2 = { 0 };
+	int rc1 = spt_json_parse(a, text, len, flags, &v1, &e1);
+	int rc2 = spt_json_read(R, a, text, len, flags, &v2, &e2);
+	if (rc1 != rc2)
+		return false;
+	if (rc1)
+		return e1.offset == e2.offset && e1.line == e2.line && e1.col == e2.col && !strcmp(e1.msg, e2.msg);
+	if (!spt_value_eq(v1, v2) || spt_value_hash(v1) != spt_value_hash(v2) || v1->kind != v2->kind)
+		return false;
+	char *w1 = write_str(v1, flags, NULL), *w2 = write_str(v2, flags, NULL);
+	bool same = !strcmp(w1, w2);
+	free(w1);
+	free(w2);
+	return same;
+}
+
+/* A reader (spt_json_read) gives what spt_json_parse gives, over many texts in a row: random
+ * values, the same with bytes changed (errors), records whose keys come in other orders than
+ * the last time (its guesses of the next key wrong), and its values outlive their text. */
+static void test_reader(void)
+{
+	struct rng r = { 777 };
+	struct spt_buf b = { 0 };
+	unsigned differ = 0, errors = 0;
+	for (int t = 0; t < 6000; t++) {
+		struct spt_arena a;
+		spt_arena_init(&a);
+		spt_val *v = gen_value(&a, &r, 4);
+		unsigned flags = t % 3 == 0 ? SPT_JSON_TAGGED : 0;
+		spt_buf_clear(&b);
+		if (t % 5 == 0) /* a record around it, as a window file's lines */
+			spt_buf_puts(&b, "{\"pre_state\":");
+		spt_json_write(&b, v, flags, NULL);
+		if (t % 5 == 0)
+			spt_buf_puts(&b, ",\"a\":1}");
+		if (!same_read(&a, b.p, b.len, flags) && differ++ < 5)
+			fprintf(stderr, "reader differs on %.*s\n", (int)b.len, b.p);
+		/* A byte changed: an error (or another value), the same both ways. */
+		if (b.len) {
+			size_t at = rng_below(&r, (uint32_t)b.len);
+			static const char bytes[] = "\"\\{}[],: x0\x01\xc3";
+			b.p[at] = bytes[rng_below(&r, sizeof(bytes) - 1)];
+			struct spt_json_error e = { 0 };
+			spt_val *x;
+			errors += spt_json_parse(&a, b.p, b.len, flags, &x, &e) != 0;
+			if (!same_read(&a, b.p, b.len, flags) && differ++ < 5)
+				fprintf(stderr, "reader differs on %.*s\n", (int)b.len, b.p);
+		}
+		spt_arena_fini(&a);
+	}
+	CHECKF(differ == 0, "%u texts read otherwise by the reader", differ);
+	CHECKF(errors > 1000, "only %u changed texts were errors", errors);
+	/* Keys in another order, longer or shorter than the ones guessed, a key cut by the end. */
+	static const char *const texts[] = {
+		"{\"ab\":1,\"abc\":2,\"b\":{\"x\":1}}", "{\"ab\":1,\"abd\":2,\"b\":{\"x\":1,\"y\":2}}",
+		"{\"ab\":1,\"a\":2}", "{\"ab\":1,\"ab\":2}", "{\"ab\":1,\"abc\":2,\"b\":{\"y\":1}}",
+		"{\"ab\":1,\"abc\":2,\"b\":{\"x\":1}}", "{\"ab\":1,\"ab\\u0063\":2}", "{\"ab\":1,\"abc",
+		"{\"ab\":1,\"abc\"", "{\"ab\":1,\"abc\":", "{\"abcdefghijklmn\":1,\"abcdefghijklmnop\":2}",
+		"{\"abcdefghijklmn\":1,\"abcdefghijklmno\":2}", "[{\"k\":1,\"l\":2},{\"k\":1,\"m\":2},{\"k\":1,\"l\":2}]",
+	};
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+			CHECKF(same_read(&A, texts[i], strlen(texts[i]), 0), "%s", texts[i]);
+	/* A value read outlives its text and the arena of the texts after it. */
+	char *text = strdup("{\"state\":{\"s1\":\"Leader\",\"s2\":\"Follower\"},\"log\":[1,2,3]}");
+	struct spt_arena keep, later;
+	spt_arena_init(&keep);
+	spt_arena_init(&later);
+	spt_val *v = NULL, *w = NULL;
+	CHECK(spt_json_read(R, &keep, text, strlen(text), 0, &v, NULL) == 0);
+	char *before = write_str(v, 0, NULL);
+	memset(text, ' ', strlen(text));
+	for (int i = 0; i < 100; i++) {
+		spt_arena_reset(&later);
+		char more[64];
+		snprintf(more, sizeof(more), "{\"state\":{\"s%d\":\"Leader\"},\"log\":[%d]}", i, i);
+		CHECK(spt_json_read(R, &later, more, strlen(more), 0, &w, NULL) == 0);
+	}
+	char *after = write_str(v, 0, NULL);
+	CHECKF(!strcmp(before, after), "%s became %s", before, after);
+	/* Its strings are the reader's: moved elsewhere they are copied. */
+	spt_val *s1 = spt_rec_get(spt_rec_get(v, "state"), "s1");
+	CHECK(s1 && s1->gen == SPT_GEN_JSON_READER);
+	spt_val *moved = spt_value_move(&later, v);
+	CHECK(moved && spt_value_eq(moved, v) && spt_rec_get(spt_rec_get(moved, "state"), "s1") != s1);
+	free(before);
+	free(after);
+	free(text);
+	spt_arena_fini(&keep);
+	spt_arena_fini(&later);
+	/* Past the table's room (new strings in the caller's arena) and a stack past its first size. */
+	struct spt_arena a;
+	spt_arena_init(&a);
+	unsigned bad = 0;
+	for (int i = 0; i < 10000; i++) {
+		spt_buf_clear(&b);
+		spt_buf_printf(&b, "{\"k%d\":\"v%d\",\"list\":[", i, i);
+		for (int j = 0; j < (i % 100 == 0 ? 600 : 3); j++)
+			spt_buf_printf(&b, "%s\"e%d\"", j ? "," : "", j);
+		spt_buf_puts(&b, "]}");
+		bad += !same_read(&a, b.p, b.len, 0);
+		spt_arena_reset(&a);
+	}
+	CHECKF(bad == 0, "%u texts read otherwise past the table's room", bad);
+	spt_arena_fini(&a);
+	spt_buf_free(&b);
+}
+
 /* Parsed values do not point into the text or into a freed arena once cloned. */
 static void test_clone_parsed(void)
 {
@@ -773,6 +896,8 @@ static void test_buf(void)
 int main(void)
 {
 	spt_arena_init(&A);
+	R = spt_json_reader_new();
+	CHECK(R != NULL);
 	RUN(test_constructs);
 	RUN(test_int64);
 	RUN(test_number_text);
@@ -785,8 +910,10 @@ int main(void)
 	RUN(test_tagged_write);
 	RUN(test_loss);
 	RUN(test_roundtrip_random);
+	RUN(test_reader);
 	RUN(test_clone_parsed);
 	RUN(test_buf);
+	spt_json_reader_free(R);
 	spt_arena_fini(&A);
 	TEST_MAIN_END("test_json");
 }
