@@ -32,15 +32,21 @@ struct span {
 
 #define STK_INIT 256
 
-/* Which key came after another (or first in the value of another) the last time: a record's
- * keys usually come in the order of the last record of its kind. */
+/* Which key came after another (or first in a record under another) the last two times: a
+ * record's keys usually come in the order of a recent record of its kind. */
 #define PRED_SLOTS 512
 #define PRED_MAX_LEN 14 /* the quoted key in two words */
 
-struct key_pred {
-	uintptr_t after; /* the key before, or the parent's key with bit 0 set; 0: empty */
+struct key_guess {
+	/* The key before; or, for a record's first key, the key the record is the value of (bit
+	 * 0 set), in an array (bit 1 set too). 0: empty. */
+	uintptr_t after;
 	spt_val *next;   /* a string the reader keeps */
 	uint64_t w0, w1, m0, m1; /* the quoted key as the input has it, and which bytes count */
+};
+
+struct key_pred {
+	struct key_guess g[2]; /* the latest first */
 };
 
 struct spt_json_reader {
@@ -771,7 +777,10 @@ static int parse_value(struct parser *p, spt_val **out) { return parse_value_pla
 static int parse_array_value(struct parser *p, spt_val **out)
 {
 	size_t base = p->top;
+	uintptr_t ctx = p->ctx;
+	p->ctx = ctx | 2; /* records in an array are of another kind than one under the same key */
 	int rc = parse_array_items(p);
+	p->ctx = ctx;
 	if (!rc) {
 		size_t n = p->top - base;
 		spt_val **e = n ? spt_arena_alloc(p->a, n * sizeof(*e)) : NULL;
@@ -802,36 +811,44 @@ static struct key_pred *pred_slot(struct parser *p, uintptr_t after)
 	return &p->preds[h >> 55 & (PRED_SLOTS - 1)];
 }
 
+/* k follows `after`: the latest guess, the one before it kept too. */
 static void pred_set(struct key_pred *kp, uintptr_t after, spt_val *k)
 {
-	unsigned char b[16] = { '"' };
-	memcpy(b + 1, k->u.s, k->n);
-	b[k->n + 1] = '"';
+	kp->g[1] = kp->g[0];
+	struct key_guess *g = &kp->g[0];
+	uint64_t w0 = 0, w1 = 0;
+	memcpy(&w0, k->u.s, k->n < 8 ? k->n : 8);
+	if (k->n > 8)
+		memcpy(&w1, k->u.s + 8, k->n - 8);
+	/* The quote, the key's bytes one up, the closing quote. */
 	size_t n = k->n + 2;
-	memcpy(&kp->w0, b, 8);
-	memcpy(&kp->w1, b + 8, 8);
-	kp->m0 = low_bytes(~0ULL, n);
-	kp->m1 = low_bytes(~0ULL, n > 8 ? n - 8 : 0);
-	kp->after = after;
-	kp->next = k;
+	g->w0 = '"' | w0 << 8 | (k->n < 7 ? (uint64_t)'"' << 8 * (k->n + 1) : 0);
+	g->w1 = w0 >> 56 | w1 << 8 | (k->n >= 7 ? (uint64_t)'"' << 8 * (k->n - 7) : 0);
+	g->m0 = low_bytes(~0ULL, n);
+	g->m1 = low_bytes(~0ULL, n > 8 ? n - 8 : 0);
+	g->after = after;
+	g->next = k;
 }
 
-/* A record's key at p->pos (at its quote). A reader tries the key that followed `after` the
- * last time first: the input's bytes against it, without a scan or a lookup. */
+/* A record's key at p->pos (at its quote). A reader first tries the keys that followed `after`
+ * lately: the input's bytes against them, without a scan or a lookup. */
 static inline int parse_key(struct parser *p, uintptr_t after, spt_val **out)
 {
 	struct key_pred *kp = NULL;
 #ifdef SWAR
 	if (p->preds) {
 		kp = pred_slot(p, after);
-		if (kp->after == after && p->len - p->pos >= 16) {
+		if (p->len - p->pos >= 16) {
 			uint64_t x0, x1;
 			memcpy(&x0, p->s + p->pos, 8);
 			memcpy(&x1, p->s + p->pos + 8, 8);
-			if (!((x0 ^ kp->w0) & kp->m0) && !((x1 ^ kp->w1) & kp->m1)) {
-				*out = kp->next;
-				p->pos += kp->next->n + 2;
-				return 0;
+			for (int i = 0; i < 2; i++) {
+				const struct key_guess *g = &kp->g[i];
+				if (g->after == after && !((x0 ^ g->w0) & g->m0) && !((x1 ^ g->w1) & g->m1)) {
+					*out = g->next;
+					p->pos += g->next->n + 2;
+					return 0;
+				}
 			}
 		}
 	}
