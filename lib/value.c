@@ -420,6 +420,12 @@ static spt_val *make_fun(struct spt_arena *a, spt_val *const *keys, spt_val *con
 		*dup = false;
 	if (n > UINT32_MAX)
 		return NULL;
+	/* Keys 1..n in order ([i \in 1..n |-> e]): the sequence, without a sort or a check. */
+	size_t k = 0;
+	while (k < n && keys[k]->kind == SPT_INT && keys[k]->u.i == (int64_t)k + 1)
+		k++;
+	if (n && k == n)
+		return spt_seq(a, vals, n);
 	struct kv stackbuf[16];
 	struct kv *p = n <= 16 ? stackbuf : malloc(n * sizeof(*p));
 	if (!p)
@@ -823,6 +829,20 @@ spt_val *spt_set_remove(struct spt_arena *a, spt_val *s, spt_val *x)
 
 /* ---- lookup ---- */
 
+/* Below this many keys a function is searched by hash, one key after another (equal values
+ * hash alike): no byte compares on the way. */
+#define FUN_SCAN_MAX 8
+
+static long fun_scan(spt_val *f, spt_val *key)
+{
+	for (uint32_t i = 0; i < f->n; i++) {
+		spt_val *k = f->u.fn.keys[i];
+		if (k == key || (k->hash == key->hash && spt_value_cmp(k, key) == 0))
+			return (long)i;
+	}
+	return -1;
+}
+
 spt_val *spt_fun_apply(spt_val *f, spt_val *key)
 {
 	if (!spt_is_fun(f))
@@ -831,6 +851,10 @@ spt_val *spt_fun_apply(spt_val *f, spt_val *key)
 		if (key->kind != SPT_INT || key->u.i < 1 || key->u.i > (int64_t)f->n)
 			return NULL;
 		return f->u.elems[key->u.i - 1];
+	}
+	if (f->n <= FUN_SCAN_MAX) {
+		long i = fun_scan(f, key);
+		return i < 0 ? NULL : f->u.fn.vals[i];
 	}
 	uint32_t lo = 0, hi = f->n;
 	while (lo < hi) {
@@ -852,6 +876,8 @@ long spt_fun_index(spt_val *f, spt_val *key)
 		return -1;
 	if (f->kind == SPT_SEQ)
 		return key->kind == SPT_INT && key->u.i >= 1 && key->u.i <= (int64_t)f->n ? (long)(key->u.i - 1) : -1;
+	if (f->n <= FUN_SCAN_MAX)
+		return fun_scan(f, key);
 	uint32_t lo = 0, hi = f->n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;

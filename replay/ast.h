@@ -118,6 +118,10 @@ struct ast {
 	uint32_t n_bounds;
 	const char **fields; /* A_RECORD, A_RECSET, A_FIELD */
 	spt_val **field_vals; /* A_RECORD, A_RECSET, A_FIELD: the field names as values (resolver) */
+	/* A_RECORD (resolver): the field names in canonical order, and where each written field
+	 * goes in it; NULL when a name repeats (evaluation reports it). */
+	spt_val **rec_keys;
+	const uint32_t *rec_pos;
 	struct opdef **defs; /* A_LET */
 	uint32_t *def_slots; /* A_LET: each definition's cell in the frame (resolver) */
 	uint32_t n_defs;

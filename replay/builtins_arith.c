@@ -154,15 +154,12 @@ BI(bi_range_int)
 		return ev_fail(ev, at, "%lld..%lld is too large to enumerate", (long long)a,
 			       (long long)b);
 	size_t cnt = (size_t)span + 1;
-	spt_val **e = malloc(cnt * sizeof(*e));
+	spt_val **e = spt_arena_alloc(ev_arena(ev), cnt * sizeof(*e));
 	if (!e)
 		return ev_fail(ev, at, "out of memory in ..");
 	for (size_t i = 0; i < cnt; i++)
-		if (!(e[i] = spt_int(ev_arena(ev), a + (int64_t)i))) {
-			free(e);
+		if (!(e[i] = spt_int(ev_arena(ev), a + (int64_t)i)))
 			return ev_fail(ev, at, "out of memory in ..");
-		}
-	spt_val *s = spt_set(ev_arena(ev), e, cnt);
-	free(e);
-	return bi_ret(ev, at, "..", s, out);
+	/* In order, each once: the set as it is. */
+	return bi_ret(ev, at, "..", spt_set_adopt_sorted(ev_arena(ev), e, cnt), out);
 }

@@ -34,6 +34,9 @@ struct checker {
 	bool init_done;
 	struct action_info *actions;
 	uint32_t n_actions;
+	uint32_t last_action;          /* the one checked last (windows come by the thousand) */
+	uint64_t *var_hash;            /* each variable's name as a string value's hash */
+	uint32_t *var_order;           /* the variables in canonical order (a state's keys' order) */
 	char warnings[2048];           /* what loading found odd but not wrong (checker_warnings) */
 };
 
@@ -216,6 +219,22 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 		goto fail;
 	}
 	interp_init(&ck->in, ck->spec, &ck->long_arena);
+	uint32_t nv = ck->in.n_vars;
+	ck->var_hash = spt_arena_alloc(&ck->long_arena, (nv + 1) * sizeof(*ck->var_hash));
+	ck->var_order = spt_arena_alloc(&ck->long_arena, (nv + 1) * sizeof(*ck->var_order));
+	if (!ck->var_hash || !ck->var_order) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory while reading %s", spec_path);
+		checker_free(ck);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < nv; i++) {
+		const char *v = ck->in.vars[i];
+		ck->var_hash[i] = spt_str_hash(v, strlen(v));
+		uint32_t j = i; /* insertion by name: a string value's order (bytes, then length) */
+		for (; j > 0 && strcmp(ck->in.vars[ck->var_order[j - 1]], v) > 0; j--)
+			ck->var_order[j] = ck->var_order[j - 1];
+		ck->var_order[j] = i;
+	}
 	ck->in.rewind = true; /* compare_successor copies the closest successor it keeps */
 	ck->in.max_steps = checker_window_steps;
 	if ((rc = set_constants(ck, err))) {
@@ -367,10 +386,14 @@ static bool find_call(const struct opdef *owner, const struct ast *e, const stru
 
 static struct action_info *action_info(struct checker *ck, const char *name, struct check_error *err)
 {
+	if (ck->last_action < ck->n_actions && !strcmp(ck->actions[ck->last_action].name, name))
+		return &ck->actions[ck->last_action];
 	const char *iname = spec_intern(ck->spec, name, strlen(name));
 	for (uint32_t i = 0; i < ck->n_actions; i++)
-		if (ck->actions[i].name == iname)
+		if (ck->actions[i].name == iname) {
+			ck->last_action = i;
 			return &ck->actions[i];
+		}
 	struct module *root = spec_root(ck->spec);
 	struct symbol *s = module_lookup(root, iname);
 	if (!s || s->kind != SYM_DEF || s->def->n_fbounds) {
@@ -431,6 +454,7 @@ static struct action_info *action_info(struct checker *ck, const char *name, str
 	}
 	ck->actions = n;
 	ck->actions[ck->n_actions] = ai;
+	ck->last_action = ck->n_actions;
 	return &ck->actions[ck->n_actions++];
 }
 
@@ -596,11 +620,15 @@ static int try_bindings(struct checker *ck, struct action_info *ai, struct wstat
 	return 0;
 }
 
-static int var_index(struct checker *ck, spt_val *key)
+/* The variable named key (a state's i-th key: the i-th variable in canonical order is tried
+ * first), or -1. */
+static int var_index(struct checker *ck, spt_val *key, uint32_t i)
 {
-	for (uint32_t i = 0; i < ck->in.n_vars; i++)
-		if (key->n == strlen(ck->in.vars[i]) && !memcmp(key->u.s, ck->in.vars[i], key->n))
-			return (int)i;
+	const char *const *vars = ck->in.vars;
+	uint32_t n = ck->in.n_vars, j = i < n ? ck->var_order[i] : 0;
+	for (uint32_t k = 0; k < n; k++, j = j + 1 < n ? j + 1 : 0)
+		if (key->hash == ck->var_hash[j] && key->n == strlen(vars[j]) && !memcmp(key->u.s, vars[j], key->n))
+			return (int)j;
 	return -1;
 }
 
@@ -634,18 +662,21 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 	in->ev.arena = &ck->window_arena;
 	in->steps = 0; /* the step limit is per window */
 	uint32_t nv = in->n_vars;
-	bool *given = calloc(nv + 1, sizeof(*given));
-	struct wstate w = { ck, post, calloc(nv + 1, sizeof(uint32_t)), calloc(nv + 1, sizeof(spt_val *)), 0, res,
-			    spt_arena_alloc(&ck->window_arena, (nv + 1) * sizeof(spt_val *)), UINT32_MAX, 0, false, NULL, NULL,
-			    params };
-	spt_val **vals = calloc(ai->def->n_params + 1, sizeof(*vals));
+	/* In the window's arena: allocated before anything the evaluation rewinds. */
+	struct spt_arena *wa = &ck->window_arena;
+	bool *given = spt_arena_alloc(wa, nv + 1);
+	struct wstate w = { ck, post, spt_arena_alloc(wa, (nv + 1) * sizeof(uint32_t)), spt_arena_alloc(wa, (nv + 1) * sizeof(spt_val *)),
+			    0, res, spt_arena_alloc(wa, (nv + 1) * sizeof(spt_val *)), UINT32_MAX, 0, false, NULL, NULL, params };
+	spt_val **vals = spt_arena_alloc(wa, (ai->def->n_params + 1) * sizeof(*vals));
 	int rc = -ENOMEM;
 	if (!given || !w.observed || !w.expected || !w.best || !vals)
 		goto out;
+	memset(given, 0, nv + 1);
+	memset(vals, 0, (ai->def->n_params + 1) * sizeof(*vals));
 	memset(w.best, 0, (nv + 1) * sizeof(*w.best));
 	rc = -EINVAL;
 	for (uint32_t i = 0; pre && i < pre->n; i++) {
-		int v = var_index(ck, pre->u.fn.keys[i]);
+		int v = var_index(ck, pre->u.fn.keys[i], i);
 		if (v < 0) {
 			snprintf(err->msg, sizeof(err->msg), "pre_state has %s, which is not a variable of the spec", pre->u.fn.keys[i]->u.s);
 			goto out;
@@ -654,7 +685,7 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 		in->cur[v] = (spt_val *)pre->u.fn.vals[i];
 	}
 	for (uint32_t i = 0; post && i < post->n; i++) {
-		int v = var_index(ck, post->u.fn.keys[i]);
+		int v = var_index(ck, post->u.fn.keys[i], i);
 		if (v < 0) {
 			snprintf(err->msg, sizeof(err->msg), "post_state has %s, which is not a variable of the spec", post->u.fn.keys[i]->u.s);
 			goto out;
@@ -719,9 +750,5 @@ int checker_window(struct checker *ck, const char *action, spt_val *pre, spt_val
 out:
 	for (uint32_t i = 0; i < nv; i++)
 		in->cur[i] = NULL;
-	free(given);
-	free(w.observed);
-	free(w.expected);
-	free(vals);
 	return rc;
 }

@@ -1433,9 +1433,12 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	if (interp_time_up)
 		return ev_fail(&in->ev, e, "the time limit (--timeout) was reached while evaluating this");
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	if (in->depth == 0)
+	if (in->depth == 0) {
 		in->stack_base = here;
-	if (++in->depth > MAX_DEPTH || (in->stack_base > here && in->stack_base - here > interp_stack_budget())) {
+		size_t budget = interp_stack_budget();
+		in->stack_floor = here > budget ? here - budget : 0;
+	}
+	if (++in->depth > MAX_DEPTH || here < in->stack_floor) {
 		int d = in->depth--;
 		return ev_fail(&in->ev, e, "evaluation nested too deeply (%d levels): unbounded recursion?", d);
 	}
@@ -1583,6 +1586,17 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 	case A_RECORD: {
 		spt_val **v;
 		bool dup;
+		if (e->rec_pos) { /* each field straight to its place in canonical order */
+			if (!(v = spt_arena_alloc(A(in), e->n * sizeof(*v)))) {
+				rc = oom(in, e);
+				break;
+			}
+			for (uint32_t i = 0; i < e->n && !rc; i++)
+				rc = eval(in, c, e->a[i], &v[e->rec_pos[i]]);
+			if (!rc && !(*out = spt_rec_adopt_sorted(A(in), e->rec_keys, v, e->n)))
+				rc = oom(in, e);
+			break;
+		}
 		if (!(rc = eval_operands(in, c, e, &v)) && !(*out = spt_fun(A(in), e->field_vals, v, e->n, &dup)))
 			rc = dup ? ev_fail(&in->ev, e, "a record field is named twice") : oom(in, e);
 		if (!rc && e->n == 0)
@@ -1596,7 +1610,7 @@ int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 		spt_val *r;
 		if ((rc = eval(in, c, e->a[0], &r)))
 			break;
-		*out = r->kind == SPT_REC ? (spt_val *)spt_rec_get(r, e->name) : NULL;
+		*out = r->kind == SPT_REC ? spt_fun_apply(r, e->field_vals[0]) : NULL;
 		if (!*out)
 			rc = ev_fail(&in->ev, e, "%s has no field %s", ev_show(&in->ev, r), e->name);
 		break;

@@ -78,6 +78,7 @@ struct interp {
 	uint64_t max_steps;     /* give up past this many (0: no limit); fuzzing sets one */
 	int depth;              /* nesting of eval calls */
 	uintptr_t stack_base;   /* the frame of the outermost eval */
+	uintptr_t stack_floor;  /* the deepest frame nested evaluation may reach (stack_base less the budget) */
 	uintptr_t step_stack_base; /* the frame of the outermost enumeration step */
 	struct spt_arena *long_arena; /* constants evaluated once live here */
 	spt_val **once;         /* by opdef id: the value of a definition evaluated once */

@@ -651,6 +651,27 @@ static int field_values(struct resolver *R, struct ast *e, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		if (!(e->field_vals[i] = spt_cstr(a, e->fields[i])))
 			return rfail(R, e, "out of memory");
+	if (e->kind != A_RECORD || n == 0)
+		return 0;
+	/* A record constructor's canonical order, once: evaluation then builds it without a sort. */
+	uint32_t *idx = spt_arena_alloc(a, n * sizeof(*idx)), *pos = spt_arena_alloc(a, n * sizeof(*pos));
+	spt_val **keys = spt_arena_alloc(a, n * sizeof(*keys));
+	if (!idx || !pos || !keys)
+		return rfail(R, e, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = i;
+		for (; j > 0 && spt_value_cmp(e->field_vals[idx[j - 1]], e->field_vals[i]) > 0; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		if (j > 0 && spt_value_eq(e->field_vals[idx[j - 1]], e->field_vals[idx[j]]))
+			return 0; /* a name repeats */
+		keys[j] = e->field_vals[idx[j]];
+		pos[idx[j]] = j;
+	}
+	e->rec_keys = keys;
+	e->rec_pos = pos;
 	return 0;
 }
 

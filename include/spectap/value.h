@@ -82,7 +82,8 @@ spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals
 spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n, bool *dup);
 spt_val *spt_seq_adopt(struct spt_arena *a, spt_val **elems, size_t n);
 /* A record from string keys strictly increasing in canonical order (the caller checked; no
- * duplicate) and their values: adopts both arrays, allocated in a for this value alone. */
+ * duplicate) and their values: adopts both arrays, the values' allocated in a for this value
+ * alone (the keys' may be shared: no one changes a function's keys). */
 spt_val *spt_rec_adopt_sorted(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n);
 /* spt_seq_adopt of the elements of a copy of `like` (equal to it element for element): its hash
  * is like's, not computed again. */
