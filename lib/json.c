@@ -18,8 +18,8 @@
  * value, taken without parsing it again. SPAN_SETS sets of SPAN_WAYS, keyed by the first
  * SPAN_MIN bytes. */
 #define SPAN_MIN 48
-#define SPAN_SETS 32
-#define SPAN_WAYS 4
+#define SPAN_SETS 128
+#define SPAN_WAYS 1
 
 struct span {
 	const char *at;
@@ -43,6 +43,9 @@ struct key_guess {
 	uintptr_t after;
 	spt_val *next;   /* a string the reader keeps */
 	uint64_t w0, w1, m0, m1; /* the quoted key as the input has it, and which bytes count */
+	/* after is a key the reader keeps (its address is its string while the reader lives) and
+	 * next comes after it in canonical order. */
+	bool in_order;
 };
 
 struct key_pred {
@@ -449,7 +452,7 @@ static inline int expect_char(struct parser *p, char c, const char *what)
 
 /* A scalar of the usual kinds (a string, a small natural number, a boolean) at p->pos as
  * parse_value reads it: its value, its nesting counted; 1 for anything else, left to it. */
-static inline int parse_scalar(struct parser *p, spt_val **out)
+static inline __attribute__((always_inline)) int parse_scalar(struct parser *p, spt_val **out)
 {
 	const char *s = p->s;
 	size_t i = p->pos, len = p->len;
@@ -486,7 +489,7 @@ static inline int parse_scalar(struct parser *p, spt_val **out)
 }
 
 /* A value at p->pos: the usual scalars in place, the rest by parse_value. */
-static inline int parse_item(struct parser *p, spt_val **out)
+static inline __attribute__((always_inline)) int parse_item(struct parser *p, spt_val **out)
 {
 	skip_ws(p);
 	int rc = parse_scalar(p, out);
@@ -828,12 +831,16 @@ static void pred_set(struct key_pred *kp, uintptr_t after, spt_val *k)
 	g->m1 = low_bytes(~0ULL, n > 8 ? n - 8 : 0);
 	g->after = after;
 	g->next = k;
+	spt_val *prev = (spt_val *)after;
+	g->in_order = !(after & 3) && prev->gen == SPT_GEN_JSON_READER && key_before(prev, k);
 }
 
 /* A record's key at p->pos (at its quote). A reader first tries the keys that followed `after`
- * lately: the input's bytes against them, without a scan or a lookup. */
-static inline int parse_key(struct parser *p, uintptr_t after, spt_val **out)
+ * lately: the input's bytes against them, without a scan or a lookup; *in_order, when set,
+ * says the key comes after the key `after` in canonical order. */
+static inline int parse_key(struct parser *p, uintptr_t after, spt_val **out, bool *in_order)
 {
+	*in_order = false;
 	struct key_pred *kp = NULL;
 #ifdef SWAR
 	if (p->preds) {
@@ -846,6 +853,7 @@ static inline int parse_key(struct parser *p, uintptr_t after, spt_val **out)
 				const struct key_guess *g = &kp->g[i];
 				if (g->after == after && !((x0 ^ g->w0) & g->m0) && !((x1 ^ g->w1) & g->m1)) {
 					*out = g->next;
+					*in_order = g->in_order;
 					p->pos += g->next->n + 2;
 					return 0;
 				}
@@ -882,13 +890,18 @@ static int parse_record(struct parser *p, spt_val **out)
 		}
 		size_t key_at = p->pos;
 		spt_val *kv, *v;
-		if ((rc = parse_key(p, after, &kv)))
+		bool in_order;
+		if ((rc = parse_key(p, after, &kv, &in_order)))
 			goto out;
 		after = p->ctx = (uintptr_t)kv;
-		if ((rc = expect_char(p, ':', "':'")) || (rc = parse_item(p, &v)))
+		if (p->pos < p->len && p->s[p->pos] == ':') /* compact JSON */
+			p->pos++;
+		else if ((rc = expect_char(p, ':', "':'")))
+			goto out;
+		if ((rc = parse_item(p, &v)))
 			goto out;
 		size_t n = (p->top - base) / 2;
-		if (ordered && n && !key_before(p->stk[p->top - 2], kv))
+		if (ordered && n && !in_order && !key_before(p->stk[p->top - 2], kv))
 			ordered = false;
 		/* Small objects: name the duplicate where it stands. Large ones: the sort finds it. */
 		for (size_t i = 0; !ordered && n <= 32 && i < n; i++) {
@@ -898,8 +911,12 @@ static int parse_record(struct parser *p, spt_val **out)
 				goto out;
 			}
 		}
-		if ((rc = stk_push(p, kv)) || (rc = stk_push(p, v)))
+		if (p->top + 2 > p->cap && stk_grow(p)) {
+			rc = -ENOMEM;
 			goto out;
+		}
+		p->stk[p->top++] = kv;
+		p->stk[p->top++] = v;
 		skip_ws(p);
 		if (p->pos < p->len && p->s[p->pos] == ',') {
 			p->pos++;
