@@ -317,12 +317,55 @@ out:
 	return rc;
 }
 
+/* How many lines each part of a file has, as the parts' threads count them: a part's first
+ * line is known once the parts before it are counted (all counted at once, not one by one
+ * before any check starts). */
+struct line_counts {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t *n;
+	bool *known;
+};
+
+static void counts_publish(struct line_counts *lc, unsigned j, uint64_t n)
+{
+	pthread_mutex_lock(&lc->mu);
+	lc->n[j] = n;
+	lc->known[j] = true;
+	pthread_cond_broadcast(&lc->cv);
+	pthread_mutex_unlock(&lc->mu);
+}
+
+/* The first line of part j: 1 and the lines of the parts before it, once they are counted. */
+static uint64_t counts_first_line(struct line_counts *lc, unsigned j)
+{
+	uint64_t line = 1;
+	pthread_mutex_lock(&lc->mu);
+	for (unsigned i = 0; i < j; i++) {
+		while (!lc->known[i])
+			pthread_cond_wait(&lc->cv, &lc->mu);
+		line += lc->n[i];
+	}
+	pthread_mutex_unlock(&lc->mu);
+	return line;
+}
+
+static uint64_t count_newlines(const char *p, size_t len)
+{
+	uint64_t n = 0;
+	for (const char *end = p + len; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		n++;
+	return n;
+}
+
 /* One part of a window file checked by a thread of its own. */
 struct lines_part {
 	const char *map, *spec, *cfg, *name, *action, *data;
 	size_t len;
 	uint64_t first_line, max_failures;
 	bool mapped, no_memo;
+	struct line_counts *counts;
+	unsigned index;
 	struct tally t;
 	int rc;
 	char err[1200];
@@ -332,6 +375,8 @@ struct lines_part {
 static void *check_part(void *arg)
 {
 	struct lines_part *lp = arg;
+	counts_publish(lp->counts, lp->index, count_newlines(lp->data, lp->len));
+	lp->first_line = counts_first_line(lp->counts, lp->index);
 	struct checker *ck;
 	struct check_error err = { "" };
 	if (lp->mapped ? checker_new_mapped(lp->map, lp->spec, lp->cfg, &ck, &err) : checker_new(lp->spec, lp->cfg, &ck, &err)) {
@@ -374,18 +419,25 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 			cli_input_close(&in);
 			return cli_fail(c, "out of memory");
 		}
+		struct line_counts counts = { .n = calloc(jobs, sizeof(uint64_t)), .known = calloc(jobs, sizeof(bool)) };
+		if (!counts.n || !counts.known) {
+			free(counts.n);
+			free(counts.known);
+			free(parts);
+			cli_input_close(&in);
+			return cli_fail(c, "out of memory");
+		}
+		pthread_mutex_init(&counts.mu, NULL);
+		pthread_cond_init(&counts.cv, NULL);
 		size_t from = 0;
-		uint64_t line = 1;
 		for (unsigned j = 0; j < jobs; j++) {
 			size_t to = j + 1 == jobs ? in.len : in.len / jobs * (j + 1);
 			if (to < from)
 				to = from;
 			const char *nl = to < in.len ? memchr(in.data + to, '\n', in.len - to) : NULL;
 			to = j + 1 == jobs ? in.len : nl ? (size_t)(nl - in.data) + 1 : in.len;
-			parts[j] = (struct lines_part){ o->map, o->spec, o->cfg, in.name, o->action, in.data + from, to - from, line,
-							o->max_failures, o->map != NULL, o->no_memo };
-			for (size_t k = from; k < to; k++)
-				line += in.data[k] == '\n';
+			parts[j] = (struct lines_part){ o->map, o->spec, o->cfg, in.name, o->action, in.data + from, to - from, 0,
+							o->max_failures, o->map != NULL, o->no_memo, &counts, j };
 			from = to;
 		}
 		for (unsigned j = 0; j < jobs; j++)
@@ -393,6 +445,8 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 				snprintf(parts[j].err, sizeof(parts[j].err), "cannot start a thread (--jobs %u): try fewer", jobs);
 				parts[j].rc = -1;
 				parts[j].thread = 0;
+				/* The parts after it wait for its count. */
+				counts_publish(&counts, j, count_newlines(parts[j].data, parts[j].len));
 			}
 		for (unsigned j = 0; j < jobs; j++)
 			if (parts[j].thread)
@@ -412,6 +466,10 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 					tally_add_failure(t, &parts[j].t.fails[f]);
 			tally_free(&parts[j].t);
 		}
+		pthread_cond_destroy(&counts.cv);
+		pthread_mutex_destroy(&counts.mu);
+		free(counts.n);
+		free(counts.known);
 		free(parts);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
