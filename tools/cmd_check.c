@@ -17,6 +17,7 @@
 #include "check_tv.h"
 #include "cli.h"
 #include "commands.h"
+#include "line_reader.h"
 #include "spectap/json.h"
 
 static const char usage[] =
@@ -189,11 +190,10 @@ static bool first_is_stream(const char *data, size_t len)
 /* A window's state: a record of variables (or the empty one). */
 static bool is_state(spt_val *v) { return spt_is_fun(v) && (!v->n || v->kind == SPT_REC); }
 
-static int check_lines(struct checker *ck, const char *name, const char *data, size_t len, uint64_t first_line,
+static int check_lines(struct checker *ck, const char *name, struct line_reader *lr, uint64_t first_line,
 		       const char *action, uint64_t max_failures, bool mapped, bool stream, struct tally *t, char *err_out,
 		       size_t err_size, struct cli *progress)
 {
-	const char *p = data, *end = data + len;
 	uint64_t line = first_line - 1;
 	/* The stream form's last state (and the event form's last post-state): the pre-state of
 	 * the next stream record. It outlives its line: two arenas, the older one reused. */
@@ -209,12 +209,18 @@ static int check_lines(struct checker *ck, const char *name, const char *data, s
 		rc = -1;
 		goto out;
 	}
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+	for (;;) {
+		const char *l;
+		size_t n;
+		int got = line_reader_next(lr, &l, &n);
+		if (got < 0) {
+			snprintf(err_out, err_size, "cannot read %s: %s", name, strerror(-got));
+			rc = -1;
+			goto out;
+		}
+		if (!got)
+			break;
 		line++;
-		const char *l = p;
-		p += n + (nl ? 1 : 0);
 		size_t k = 0;
 		while (k < n && (l[k] == ' ' || l[k] == '\t' || l[k] == '\r'))
 			k++;
@@ -358,10 +364,11 @@ static uint64_t count_newlines(const char *p, size_t len)
 	return n;
 }
 
-/* One part of a window file checked by a thread of its own. */
+/* One part of a window file checked by a thread of its own: bytes [from, from + len) of the
+ * file at path (read, a block at a time), or data when the file is not mapped (a pipe). */
 struct lines_part {
-	const char *map, *spec, *cfg, *name, *action, *data;
-	size_t len;
+	const char *map, *spec, *cfg, *name, *action, *data, *path;
+	size_t len, from;
 	uint64_t first_line, max_failures;
 	bool mapped, no_memo;
 	struct line_counts *counts;
@@ -375,7 +382,10 @@ struct lines_part {
 static void *check_part(void *arg)
 {
 	struct lines_part *lp = arg;
-	counts_publish(lp->counts, lp->index, count_newlines(lp->data, lp->len));
+	uint64_t lines;
+	if (!lp->path || line_reader_count(lp->path, lp->from, lp->from + lp->len, &lines))
+		lines = count_newlines(lp->data, lp->len);
+	counts_publish(lp->counts, lp->index, lines);
 	lp->first_line = counts_first_line(lp->counts, lp->index);
 	struct checker *ck;
 	struct check_error err = { "" };
@@ -385,8 +395,12 @@ static void *check_part(void *arg)
 		return NULL;
 	}
 	checker_interp(ck)->no_memo = lp->no_memo;
-	lp->rc = check_lines(ck, lp->name, lp->data, lp->len, lp->first_line, lp->action, lp->max_failures, lp->mapped, false,
-			     &lp->t, lp->err, sizeof(lp->err), NULL);
+	struct line_reader lr;
+	if (!lp->path || line_reader_file(&lr, lp->path, lp->from, lp->from + lp->len))
+		line_reader_mem(&lr, lp->data, lp->len);
+	lp->rc = check_lines(ck, lp->name, &lr, lp->first_line, lp->action, lp->max_failures, lp->mapped, false, &lp->t, lp->err,
+			     sizeof(lp->err), NULL);
+	line_reader_close(&lr);
 	checker_free(ck);
 	return NULL;
 }
@@ -410,8 +424,12 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 	bool stream = first_is_stream(in.data, in.len);
 	unsigned jobs = o->jobs > 1 && in.len > 65536 && !stream ? (unsigned)o->jobs : 1;
 	if (jobs == 1) {
-		rc = check_lines(ck, in.name, in.data, in.len, 1, o->action, o->max_failures, o->map != NULL, stream, t, err,
-				 sizeof(err), c);
+		/* A mapped file is read instead, a block at a time (line_reader.h). */
+		struct line_reader lr;
+		if (!in.mapped || line_reader_file(&lr, o->path, 0, SIZE_MAX))
+			line_reader_mem(&lr, in.data, in.len);
+		rc = check_lines(ck, in.name, &lr, 1, o->action, o->max_failures, o->map != NULL, stream, t, err, sizeof(err), c);
+		line_reader_close(&lr);
 	} else {
 		/* Parts of about equal size, cut at line ends; each thread loads the spec itself. */
 		struct lines_part *parts = calloc(jobs, sizeof(*parts));
@@ -436,8 +454,8 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 				to = from;
 			const char *nl = to < in.len ? memchr(in.data + to, '\n', in.len - to) : NULL;
 			to = j + 1 == jobs ? in.len : nl ? (size_t)(nl - in.data) + 1 : in.len;
-			parts[j] = (struct lines_part){ o->map, o->spec, o->cfg, in.name, o->action, in.data + from, to - from, 0,
-							o->max_failures, o->map != NULL, o->no_memo, &counts, j };
+			parts[j] = (struct lines_part){ o->map, o->spec, o->cfg, in.name, o->action, in.data + from, in.mapped ? o->path : NULL,
+							to - from, from, 0, o->max_failures, o->map != NULL, o->no_memo, &counts, j };
 			from = to;
 		}
 		for (unsigned j = 0; j < jobs; j++)

@@ -44,6 +44,27 @@ for s in "$R/Raft.tla" "$R/mutants/RaftDroppedGuard.tla"; do
 	check_eq "$(basename "$s"): a window file in 3 parts" "$(jq -cS "$strip" "$T/j1.json")" "$(jq -cS "$strip" "$T/j3.json")"
 done
 check "a mutant fails some of the many windows" [ "$(jq '.actions[].failures | length' "$T/j1.json")" -gt 0 ]
+# Read a block of 1 MB at a time (one part or three, or from a pipe): lines across blocks and
+# parts, a line longer than a block (an extra field of 1.5 MB), the last one without its '\n'.
+{
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "$T/many.ndjson"; done
+	printf '{"padding":"'
+	head -c 1500000 /dev/zero | tr '\0' x
+	printf '",'
+	head -n 1 "$R/windows/HandleRequestVoteRequest.ndjson" | tail -c +2
+	cat "$T/many.ndjson"
+	head -n 1 "$R/windows/HandleRequestVoteRequest.ndjson" | tr -d '\n'
+} >"$T/blocks.ndjson"
+check "the file is over 8 MB" [ "$(wc -c <"$T/blocks.ndjson")" -gt 8000000 ]
+m="$R/mutants/RaftDroppedGuard.tla"
+for how in "--jobs 1" "--jobs 3"; do
+	"$SPECTAP" check --spec "$m" --cfg "$R/Raft.cfg" --windows "$T/blocks.ndjson" --action HandleRequestVoteRequest --json --max-failures 100000 $how >"$T/b.json"
+	check_eq "blocks, $how: every window" "3902" "$(jq '.actions[].windows' "$T/b.json")"
+	[ "$how" = "--jobs 1" ] && cp "$T/b.json" "$T/b1.json"
+	check_eq "blocks, $how: the report of --jobs 1" "$(jq -cS "$strip" "$T/b1.json")" "$(jq -cS "$strip" "$T/b.json")"
+done
+"$SPECTAP" check --spec "$m" --cfg "$R/Raft.cfg" --windows - --action HandleRequestVoteRequest --json --max-failures 100000 --jobs 3 <"$T/blocks.ndjson" >"$T/b.json"
+check_eq "blocks from a pipe: the same report" "$(jq -cS "$strip" "$T/b1.json")" "$(jq -cS "$strip" "$T/b.json")"
 C=tests/replay/counter
 same "Counter Inc" "$SPECTAP" check --spec $C/Counter.tla --windows $C/inc.ndjson --action Inc
 
