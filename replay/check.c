@@ -36,6 +36,7 @@ struct checker {
 	uint32_t n_actions;
 	uint32_t last_action;          /* the one checked last (windows come by the thousand) */
 	uint64_t *var_hash;            /* each variable's name as a string value's hash */
+	uint32_t *var_len;             /* and its length */
 	uint32_t *var_order;           /* the variables in canonical order (a state's keys' order) */
 	char warnings[2048];           /* what loading found odd but not wrong (checker_warnings) */
 };
@@ -222,14 +223,16 @@ static int checker_open(const char *root_path, const char *spec_path, const char
 	uint32_t nv = ck->in.n_vars;
 	ck->var_hash = spt_arena_alloc(&ck->long_arena, (nv + 1) * sizeof(*ck->var_hash));
 	ck->var_order = spt_arena_alloc(&ck->long_arena, (nv + 1) * sizeof(*ck->var_order));
-	if (!ck->var_hash || !ck->var_order) {
+	ck->var_len = spt_arena_alloc(&ck->long_arena, (nv + 1) * sizeof(*ck->var_len));
+	if (!ck->var_hash || !ck->var_order || !ck->var_len) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory while reading %s", spec_path);
 		checker_free(ck);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < nv; i++) {
 		const char *v = ck->in.vars[i];
-		ck->var_hash[i] = spt_str_hash(v, strlen(v));
+		ck->var_len[i] = (uint32_t)strlen(v);
+		ck->var_hash[i] = spt_str_hash(v, ck->var_len[i]);
 		uint32_t j = i; /* insertion by name: a string value's order (bytes, then length) */
 		for (; j > 0 && strcmp(ck->in.vars[ck->var_order[j - 1]], v) > 0; j--)
 			ck->var_order[j] = ck->var_order[j - 1];
@@ -627,7 +630,7 @@ static int var_index(struct checker *ck, spt_val *key, uint32_t i)
 	const char *const *vars = ck->in.vars;
 	uint32_t n = ck->in.n_vars, j = i < n ? ck->var_order[i] : 0;
 	for (uint32_t k = 0; k < n; k++, j = j + 1 < n ? j + 1 : 0)
-		if (key->hash == ck->var_hash[j] && key->n == strlen(vars[j]) && !memcmp(key->u.s, vars[j], key->n))
+		if (key->hash == ck->var_hash[j] && key->n == ck->var_len[j] && !memcmp(key->u.s, vars[j], key->n))
 			return (int)j;
 	return -1;
 }
