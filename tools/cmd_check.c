@@ -364,6 +364,51 @@ static uint64_t count_newlines(const char *p, size_t len)
 	return n;
 }
 
+/* Checkers for the parts of --jobs N after the first, loaded by threads of their own while the
+ * main thread loads its checker (which then checks the first part): the loads at once, not one
+ * after the other. */
+struct preload {
+	pthread_t thread;
+	bool started;
+	const char *map, *spec, *cfg;
+	struct checker *ck; /* NULL when the load failed: the part loads again, for the message */
+};
+
+static void *preload_run(void *arg)
+{
+	struct preload *p = arg;
+	struct check_error err;
+	if (p->map ? checker_new_mapped(p->map, p->spec, p->cfg, &p->ck, &err) : checker_new(p->spec, p->cfg, &p->ck, &err))
+		p->ck = NULL;
+	return NULL;
+}
+
+static void preload_start(struct preload *p, unsigned n, const char *map, const char *spec, const char *cfg)
+{
+	for (unsigned i = 0; i < n; i++) {
+		p[i] = (struct preload){ .map = map, .spec = spec, .cfg = cfg };
+		p[i].started = !interp_thread_create(&p[i].thread, preload_run, &p[i]);
+	}
+}
+
+/* Preload i's checker, once loaded (NULL: none); the caller frees it. */
+static struct checker *preload_take(struct preload *p, unsigned n, unsigned i)
+{
+	if (i >= n || !p[i].started)
+		return NULL;
+	pthread_join(p[i].thread, NULL);
+	p[i].started = false;
+	struct checker *ck = p[i].ck;
+	p[i].ck = NULL;
+	return ck;
+}
+
+static void preload_end(struct preload *p, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		checker_free(preload_take(p, n, i));
+}
+
 /* One part of a window file checked by a thread of its own: bytes [from, from + len) of the
  * file at path (read, a block at a time), or data when the file is not mapped (a pipe). */
 struct lines_part {
@@ -373,6 +418,8 @@ struct lines_part {
 	bool mapped, no_memo;
 	struct line_counts *counts;
 	unsigned index;
+	struct checker *ck; /* loaded already (NULL: the part loads its own) */
+	bool borrowed;      /* ck is the main thread's: not freed here */
 	struct tally t;
 	int rc;
 	char err[1200];
@@ -387,9 +434,10 @@ static void *check_part(void *arg)
 		lines = count_newlines(lp->data, lp->len);
 	counts_publish(lp->counts, lp->index, lines);
 	lp->first_line = counts_first_line(lp->counts, lp->index);
-	struct checker *ck;
+	struct checker *ck = lp->ck;
 	struct check_error err = { "" };
-	if (lp->mapped ? checker_new_mapped(lp->map, lp->spec, lp->cfg, &ck, &err) : checker_new(lp->spec, lp->cfg, &ck, &err)) {
+	if (!ck && (lp->mapped ? checker_new_mapped(lp->map, lp->spec, lp->cfg, &ck, &err)
+			       : checker_new(lp->spec, lp->cfg, &ck, &err))) {
 		snprintf(lp->err, sizeof(lp->err), "%s", err.msg);
 		lp->rc = -1;
 		return NULL;
@@ -401,7 +449,8 @@ static void *check_part(void *arg)
 	lp->rc = check_lines(ck, lp->name, &lr, lp->first_line, lp->action, lp->max_failures, lp->mapped, false, &lp->t, lp->err,
 			     sizeof(lp->err), NULL);
 	line_reader_close(&lr);
-	checker_free(ck);
+	if (!lp->borrowed)
+		checker_free(ck);
 	return NULL;
 }
 
@@ -409,6 +458,7 @@ struct file_opts {
 	const char *map, *spec, *cfg, *path, *action;
 	uint64_t max_failures, jobs;
 	bool no_memo;
+	struct preload *pre; /* jobs - 1 of them, or NULL */
 };
 
 static int check_file(struct cli *c, struct checker *ck, const struct file_opts *o, struct tally *t)
@@ -455,18 +505,22 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 			const char *nl = to < in.len ? memchr(in.data + to, '\n', in.len - to) : NULL;
 			to = j + 1 == jobs ? in.len : nl ? (size_t)(nl - in.data) + 1 : in.len;
 			parts[j] = (struct lines_part){ o->map, o->spec, o->cfg, in.name, o->action, in.data + from, in.mapped ? o->path : NULL,
-							to - from, from, 0, o->max_failures, o->map != NULL, o->no_memo, &counts, j };
+							to - from, from, 0, o->max_failures, o->map != NULL, o->no_memo, &counts, j,
+							j ? (o->pre ? preload_take(o->pre, jobs - 1, j - 1) : NULL) : ck, j == 0 };
 			from = to;
 		}
-		for (unsigned j = 0; j < jobs; j++)
+		/* The first part on this thread, with its checker; the others on threads of their own. */
+		for (unsigned j = 1; j < jobs; j++)
 			if (interp_thread_create(&parts[j].thread, check_part, &parts[j])) {
 				snprintf(parts[j].err, sizeof(parts[j].err), "cannot start a thread (--jobs %u): try fewer", jobs);
 				parts[j].rc = -1;
 				parts[j].thread = 0;
 				/* The parts after it wait for its count. */
 				counts_publish(&counts, j, count_newlines(parts[j].data, parts[j].len));
+				checker_free(parts[j].ck);
 			}
-		for (unsigned j = 0; j < jobs; j++)
+		check_part(&parts[0]);
+		for (unsigned j = 1; j < jobs; j++)
 			if (parts[j].thread)
 				pthread_join(parts[j].thread, NULL);
 		rc = 0;
@@ -656,10 +710,18 @@ int cmd_check(int argc, char **argv)
 	if (!spec || !windows || !action)
 		return cli_usage_error(&c, "--spec, --windows and --action are required");
 
+	/* --jobs N: the other parts' checkers load meanwhile (unused when the file is not cut). */
+	struct preload *pre = jobs > 1 ? calloc(jobs - 1, sizeof(*pre)) : NULL;
+	if (pre)
+		preload_start(pre, (unsigned)jobs - 1, map, spec, cfg);
 	struct checker *ck;
 	struct check_error err;
-	if (map ? checker_new_mapped(map, spec, cfg, &ck, &err) : checker_new(spec, cfg, &ck, &err))
+	if (map ? checker_new_mapped(map, spec, cfg, &ck, &err) : checker_new(spec, cfg, &ck, &err)) {
+		if (pre)
+			preload_end(pre, (unsigned)jobs - 1);
+		free(pre);
 		return cli_fail(&c, "%s", err.msg);
+	}
 	if (checker_warnings(ck))
 		cli_warn(&c, "%s", checker_warnings(ck));
 	checker_interp(ck)->no_memo = no_memo;
@@ -674,7 +736,7 @@ int cmd_check(int argc, char **argv)
 		rc = cli_fail(&c, "out of memory");
 		goto out;
 	}
-	struct file_opts fo = { map, spec, cfg, windows, action, max_failures, jobs, no_memo };
+	struct file_opts fo = { map, spec, cfg, windows, action, max_failures, jobs, no_memo, pre };
 	rc = check_file(&c, ck, &fo, &t);
 	if (rc == CLI_OK) {
 		check_report(&c, &t, 1, NULL);
@@ -684,6 +746,9 @@ int cmd_check(int argc, char **argv)
 	}
 	tally_free(&t);
 out:
+	if (pre)
+		preload_end(pre, (unsigned)jobs - 1);
+	free(pre);
 	checker_free(ck);
 	return rc;
 }
