@@ -110,10 +110,10 @@ $(BUILD)/san/libreplay.a: $(REPLAY_SOBJ) $(GRAMMAR_OBJ)
 
 $(BUILD)/spectap: $(TOOL_OBJ) $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a \
 		$(BUILD)/libcbin.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lpthread -ldw -lelf -ldl
 $(BUILD)/san/spectap: $(TOOL_SOBJ) $(CAPTURE_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libreplay.a \
 		$(BUILD)/san/libspectap.a $(BUILD)/san/libcbin.a
-	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread -ldw -lelf
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lpthread -ldw -lelf -ldl
 
 # Generic uprobes (probes/): vmlinux.h, the BPF object and its skeleton are generated into
 # $(BUILD)/bpf, never committed. Static pattern rules, so they win over $(BUILD)/{rel,san}/%.o.
