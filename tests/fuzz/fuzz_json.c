@@ -1,7 +1,9 @@
 /*
  * libFuzzer target for the JSON reader: parses the input in both dialects; whatever parses must
  * survive write -> parse unchanged (tagged always, plain when the write lost nothing), write
- * the same text twice, clone equal, and print. Any broken law is an abort().
+ * the same text twice, clone equal, and print; and a spt_json_reader kept across the inputs (as
+ * across a file's lines: its strings, guessed keys and spans) must give what a parse alone
+ * gives. Any broken law is an abort().
  */
 #include <errno.h>
 #include <stdint.h>
@@ -112,11 +114,48 @@ static void one_mode(const uint8_t *data, size_t size, unsigned flags)
 	spt_arena_fini(&c);
 }
 
+static struct spt_json_reader *reader;
+
+/* The reader's outcome is the parse's: the same error where it stands, or an equal value
+ * written back alike. */
+static void reader_law(const uint8_t *data, size_t size, unsigned flags)
+{
+	if (!reader && !(reader = spt_json_reader_new()))
+		return;
+	struct spt_arena a;
+	spt_arena_init(&a);
+	spt_val *v1 = NULL, *v2 = NULL;
+	struct spt_json_error e1, e2;
+	memset(&e1, 0, sizeof(e1));
+	memset(&e2, 0, sizeof(e2));
+	int rc1 = spt_json_parse(&a, (const char *)data, size, flags, &v1, &e1);
+	int rc2 = spt_json_read(reader, &a, (const char *)data, size, flags, &v2, &e2);
+	if (rc1 != rc2)
+		die("the reader and the parse disagree on success", NULL);
+	if (rc1) {
+		if (rc1 == -EINVAL && (e1.offset != e2.offset || strcmp(e1.msg, e2.msg)))
+			die("the reader reports another error", NULL);
+	} else {
+		if (!spt_value_eq(v1, v2) || spt_value_hash(v1) != spt_value_hash(v2) || v1->kind != v2->kind)
+			die("the reader read another value", NULL);
+		struct spt_buf b1 = { 0 }, b2 = { 0 };
+		spt_json_write(&b1, v1, flags, NULL);
+		spt_json_write(&b2, v2, flags, NULL);
+		if (b1.len != b2.len || memcmp(b1.p, b2.p, b1.len))
+			die("the reader's value writes otherwise", &b1);
+		spt_buf_free(&b1);
+		spt_buf_free(&b2);
+	}
+	spt_arena_fini(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	one_mode(data, size, 0);
 	one_mode(data, size, SPT_JSON_TAGGED);
+	reader_law(data, size, 0);
+	reader_law(data, size, SPT_JSON_TAGGED);
 	return 0;
 }
