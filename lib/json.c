@@ -77,7 +77,7 @@ struct parser {
 	unsigned span_next;  /* the way replaced next */
 	struct json_strtab *tab; /* a reader's strings, or NULL: strs */
 	struct key_pred *preds;  /* a reader's, or NULL */
-	uintptr_t ctx;           /* the key whose value is being read (0: none) */
+	uintptr_t ctx;           /* the key whose value is being read (0: none; bit 1: in an array) */
 	spt_val **strs;      /* STR_CACHE strings seen in this text */
 	/* The items of every array and object being read (an object's as key, value, key, ...):
 	 * one stack for the whole parse; stk_heap: from malloc (else the caller's). */
