@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -364,6 +365,8 @@ static uint64_t count_newlines(const char *p, size_t len)
 	return n;
 }
 
+#define CUT_MIN 65536 /* a smaller window file is checked by one thread, whatever --jobs says */
+
 /* Checkers for the parts of --jobs N after the first, loaded by threads of their own while the
  * main thread loads its checker (which then checks the first part): the loads at once, not one
  * after the other. */
@@ -472,7 +475,7 @@ static int check_file(struct cli *c, struct checker *ck, const struct file_opts 
 	char err[1200] = "";
 	/* A stream of states ({"state": ...} records) is one chain: not cut into parts. */
 	bool stream = first_is_stream(in.data, in.len);
-	unsigned jobs = o->jobs > 1 && in.len > 65536 && !stream ? (unsigned)o->jobs : 1;
+	unsigned jobs = o->jobs > 1 && in.len > CUT_MIN && !stream ? (unsigned)o->jobs : 1;
 	if (jobs == 1) {
 		/* A mapped file is read instead, a block at a time (line_reader.h). */
 		struct line_reader lr;
@@ -710,8 +713,11 @@ int cmd_check(int argc, char **argv)
 	if (!spec || !windows || !action)
 		return cli_usage_error(&c, "--spec, --windows and --action are required");
 
-	/* --jobs N: the other parts' checkers load meanwhile (unused when the file is not cut). */
-	struct preload *pre = jobs > 1 ? calloc(jobs - 1, sizeof(*pre)) : NULL;
+	/* --jobs N on a file big enough to be cut (check_file): the other parts' checkers load
+	 * meanwhile (freed unused if it is not cut after all: a stream of states). */
+	struct stat wst;
+	bool cut = jobs > 1 && stat(windows, &wst) == 0 && S_ISREG(wst.st_mode) && wst.st_size > CUT_MIN;
+	struct preload *pre = cut ? calloc(jobs - 1, sizeof(*pre)) : NULL;
 	if (pre)
 		preload_start(pre, (unsigned)jobs - 1, map, spec, cfg);
 	struct checker *ck;
