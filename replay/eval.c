@@ -1427,7 +1427,8 @@ __attribute__((noinline)) static int eval_inst(struct interp *in, struct ctx c, 
 
 int eval(struct interp *in, struct ctx c, const struct ast *e, spt_val **out)
 {
-	if (++in->steps > in->max_steps && in->max_steps)
+	/* ++steps > max_steps with a limit (max_steps 0: none, max_steps - 1 the largest count) */
+	if (in->steps++ > in->max_steps - 1)
 		return ev_fail(&in->ev, e, "evaluation budget of %llu steps exhausted (--max-steps)",
 			       (unsigned long long)in->max_steps);
 	if (interp_time_up)
