@@ -169,7 +169,7 @@ static int parse_frame(struct spt_reader *r, uint64_t off, bool keep_losses, str
 				snprintf(why, why_len, "malformed loss record");
 				goto bad;
 			}
-			lost += l.count;
+			lost = lost > UINT64_MAX - l.count ? UINT64_MAX : lost + l.count; /* saturated, as the writer counts */
 			if (keep_losses && (rc = add_loss(r, &l)))
 				goto bad;
 			break;

@@ -362,6 +362,9 @@ void cfg_free(struct cfg *c)
 	names_free(&c->constraints);
 	names_free(&c->action_constraints);
 	names_free(&c->postconditions);
+	/* Freed twice is harmless: a loader that failed freed it, and its owner frees it again. */
+	c->text = NULL;
+	c->text_len = 0;
 	c->consts = NULL;
 	c->invariants = NULL;
 	c->invariant_lines = NULL;

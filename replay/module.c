@@ -405,7 +405,12 @@ static struct instance *load_instance(struct spec *s, struct parse_ctx *pc, stru
 {
 	TSNode ks[256];
 	uint32_t nk = 0, total = ts_node_named_child_count(inst);
-	for (uint32_t i = 0; i < total && nk < 256; i++)
+	if (total > 256) { /* a limit said, never a substitution dropped */
+		TSPoint p = ts_node_start_point(inst);
+		set_err(err, m->path, p.row + 1, p.column + 1, "an INSTANCE with more than 255 substitutions is not supported");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < total; i++)
 		ks[nk++] = ts_node_named_child(inst, i);
 	if (nk == 0 || strcmp(ts_node_type(ks[0]), "identifier_ref")) {
 		TSPoint p = ts_node_start_point(inst);

@@ -755,15 +755,13 @@ static struct ast *subexpression(struct conv *c, TSNode n)
 	/* The pieces: the prefix's components and navigations, then the last navigation. */
 	TSNode pieces[64];
 	uint32_t np = 0, nk = ts_node_named_child_count(n);
-	for (uint32_t i = 0; i < nk && np < 64; i++) {
+	for (uint32_t i = 0; i < nk; i++) {
 		TSNode part = ts_node_named_child(n, i);
-		if (is(part, "subexpr_prefix")) {
-			uint32_t pk = ts_node_named_child_count(part);
-			for (uint32_t j = 0; j < pk && np < 64; j++)
-				pieces[np++] = ts_node_named_child(part, j);
-		} else {
-			pieces[np++] = part;
-		}
+		uint32_t pk = is(part, "subexpr_prefix") ? ts_node_named_child_count(part) : 1;
+		if (np + pk > 64)
+			return fail(c, n, "a subexpression reference of more than 64 parts is not supported");
+		for (uint32_t j = 0; j < pk; j++)
+			pieces[np++] = pk == 1 && !is(part, "subexpr_prefix") ? part : ts_node_named_child(part, j);
 	}
 	for (uint32_t i = 0; i < np; i++) {
 		TSNode x = pieces[i];

@@ -172,6 +172,7 @@ int cli_input_open(struct cli *c, const char *path, struct cli_input *in)
 		close(fd);
 	in->data = b.p ? b.p : "";
 	in->len = b.len;
+	in->owned = b.p != NULL; /* an empty input read still holds its buffer */
 	return CLI_OK;
 }
 
@@ -179,7 +180,7 @@ void cli_input_close(struct cli_input *in)
 {
 	if (in->mapped)
 		munmap((void *)in->data, in->len);
-	else if (in->len)
+	else if (in->owned)
 		free((void *)in->data);
 	memset(in, 0, sizeof(*in));
 }

@@ -53,6 +53,7 @@ struct cli_input {
 	const char *data;
 	size_t len;
 	bool mapped;
+	bool owned; /* read into a buffer of its own (freed by close) */
 };
 int cli_input_open(struct cli *c, const char *path, struct cli_input *in);
 void cli_input_close(struct cli_input *in);

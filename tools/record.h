@@ -68,6 +68,11 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
  * captured and events written so far (events follow the records at idle priority). */
 void record_progress(const struct cli *c, struct collect *col, uint64_t t0_ms, const char *what);
 
+/* A fresh work directory for a recording's nodes, /tmp/spectap-record-XXXXXX (dir: a buffer of
+ * that template), with the recorder's pid in it; the directories of recorders that were killed
+ * (their pid gone) are removed first, and said so. 0, or -errno (mkdtemp's). */
+int record_make_workdir(char *dir);
+
 /* The end of a capture that was interrupted (its nodes already stopped): what was captured is
  * kept in the trace, left unclosed so that it reads as incomplete (*w abandoned and NULL).
  * Reports and returns 128 + the signal. */

@@ -1,5 +1,10 @@
 /* The options every spectap record command shares; see record.h. */
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -93,7 +98,8 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 	struct spt_header h = {.system = system, .system_version = version, .nodes = names, .n_nodes = n,
 			       .capture_method = "bpf", .scenario = rc->scenario, .has_seed = true, .seed = rc->seed,
 			       .command_line = cli_command_line()};
-	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = rc->force, .flush_ms = record_flush_ms(rc)};
+	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = rc->force, .flush_ms = record_flush_ms(rc),
+				       .sync = record_flush_ms(rc) > 0}; /* flushed means on disk: a power loss too */
 	struct spt_diag d = {""};
 	if (spt_writer_open(rc->out, &h, &wo, w, &d))
 		return cli_fail(c, "%s", d.msg);
@@ -152,4 +158,44 @@ int record_verdict(struct cli *c, const struct record_common *rc, unsigned bad, 
 	if (lost && !rc->allow_loss)
 		return cli_fail(c, "%" PRIu64 " events were lost (recorded in the trace); --allow-loss accepts that", lost);
 	return CLI_OK;
+}
+
+/* A work directory whose recorder is gone: its owner file names a pid that no longer runs. */
+static bool orphaned(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	long pid = 0;
+	snprintf(path, sizeof(path), "%s/owner.pid", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false; /* not ours to judge: made before owner files, or being made */
+	bool got = fscanf(f, "%ld", &pid) == 1 && pid > 0;
+	fclose(f);
+	return got && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+int record_make_workdir(char *dir)
+{
+	DIR *d = opendir("/tmp");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX];
+		if (strncmp(e->d_name, "spectap-record-", 15) ||
+		    (size_t)snprintf(path, sizeof(path), "/tmp/%s", e->d_name) >= sizeof(path) || !orphaned(path))
+			continue;
+		if (!sup_rm_rf(path))
+			fprintf(stderr, "spectap record: removed %s, the work directory of a recorder that was killed\n", path);
+	}
+	if (d)
+		closedir(d);
+	if (!mkdtemp(dir))
+		return -errno;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/owner.pid", dir);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%ld\n", (long)getpid());
+		fclose(f);
+	}
+	return 0;
 }

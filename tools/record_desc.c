@@ -197,7 +197,7 @@ static int dry_run(struct rec *r)
 	struct hscenario sc;
 	int rc = CLI_FAIL;
 	memset(&cl, 0, sizeof(cl));
-	if (!mkdtemp(dir))
+	if (record_make_workdir(dir))
 		return cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 	sup_install_interrupt();
 	struct hcluster_opts co = { .work_dir = dir, .nodes = r->com.nodes, .binary = r->binary };
@@ -276,7 +276,7 @@ static int record(struct rec *r)
 	if (record_capture_open(c, &r->com, d->name, version, "n", l, &probes.ctable, hevents_shape, ev, &w, &r->col,
 				&bg))
 		goto out;
-	if (!mkdtemp(dir)) {
+	if (record_make_workdir(dir)) {
 		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 		goto out;
 	}

@@ -159,7 +159,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 				&w, &col, &bg))
 		goto out;
 	ss.col = col;
-	if (!mkdtemp(dir)) {
+	if (record_make_workdir(dir)) {
 		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 		goto out;
 	}

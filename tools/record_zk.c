@@ -263,13 +263,14 @@ static int record(struct cli *c, const struct rec_opts *o)
 				.capture_method = o->via == EMIT_VIA_LTTNG ? "jvmti+lttng" : "jvmti+usdt",
 				.scenario = o->com.scenario, .has_seed = true, .seed = o->com.seed,
 				.command_line = cli_command_line() };
-	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force, .flush_ms = record_flush_ms(&o->com) };
+	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force, .flush_ms = record_flush_ms(&o->com),
+				       .sync = record_flush_ms(&o->com) > 0 }; /* flushed means on disk: a power loss too */
 	struct spt_diag d = { "" };
 	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
 		cli_fail(c, "%s", d.msg);
 		goto out;
 	}
-	if (!mkdtemp(dir)) {
+	if (record_make_workdir(dir)) {
 		cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 		goto out;
 	}

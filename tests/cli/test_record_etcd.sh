@@ -6,7 +6,7 @@
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario nap -o "$T/x.spt"
 check_contains "unknown scenario" "$T/e" "unknown scenario 'nap' (known: initial-election, steady-writes, leader-kill"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record cassandra --scenario initial-election -o "$T/x.spt"
-check_contains "systems not supported are named" "$T/e" "recording cassandra is not supported (etcd, zookeeper and redisraft are)"
+check_contains "a system with neither a recorder nor a description says where it looked" "$T/e" "no description of a system named 'cassandra': looked for"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario leader-kill --nodes 2 -o "$T/x.spt"
 check_contains "too few members" "$T/e" "--nodes: 2 is not in 3..9"
 if [ "$(id -u)" != 0 ] || [ ! -x /usr/bin/etcd ]; then

@@ -48,6 +48,7 @@ kill_run() {
 	i=0
 	while [ -n "$wd" ] && pgrep -f "$wd/" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	check "seed $seed: record named the ensemble's directory" [ -n "$wd" ]
+	echo "$wd" >>"$T/killed_dirs"
 	[ -z "$wd" ] || check_eq "seed $seed: nothing of the ensemble left running after the kill" "" "$(pgrep -f "$wd/" || true)"
 }
 
@@ -100,4 +101,9 @@ check "-f replaced the link, not its target" [ ! -L "$T/link.spt" ]
 check_eq "-f left the link's target alone" "$k2" "$(sha256sum <"$T/k2.spt")"
 run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/link.spt"
 check_eq "-f: the new trace is closed cleanly" true "$(jq .indexed "$T/o")"
+# The work directories the killed recorders left were reclaimed by a later recording.
+while read -r d; do
+	check "the work directory $d of a killed recorder is gone" test ! -e "$d"
+done <"$T/killed_dirs"
+check_contains "and the recording that reclaimed them said so" "$T/e" "the work directory of a recorder that was killed"
 finish
