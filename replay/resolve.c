@@ -1031,12 +1031,16 @@ static void lvl_def(struct lvl *L, struct opdef *d)
 
 /* ---- recursion groups (Tarjan's strongly connected components over module-level calls) ---- */
 
+/* Iterative: a chain of definitions calling each other may be as long as a module is (tens of
+ * thousands of D(k) == D(k+1) + 1), deeper than the stack a recursive walk would need. */
 struct tarjan {
 	struct opdef *const *defs;
 	uint32_t n;
 	uint32_t *index, *low, *stack;
 	bool *on;
 	uint32_t counter, sp, groups;
+	/* The module-level definitions each one calls (ids), in call order. */
+	uint32_t **calls, *ncalls;
 };
 
 static void calls_of(struct ast *e, void (*fn)(void *, struct opdef *), void *arg);
@@ -1073,51 +1077,77 @@ static void calls_of(struct ast *e, void (*fn)(void *, struct opdef *), void *ar
 		calls_of(e->a[i], fn, arg);
 }
 
-struct tj_visit {
-	struct tarjan *T;
-	uint32_t v;
+struct call_list {
+	uint32_t *ids;
+	uint32_t n, cap;
+	bool oom;
 };
 
-static void tj_strong(struct tarjan *T, uint32_t v);
-
-static void tj_edge(void *arg, struct opdef *w)
+static void collect_call(void *arg, struct opdef *w)
 {
-	struct tj_visit *x = arg;
-	struct tarjan *T = x->T;
-	if (w->nested)
+	struct call_list *l = arg;
+	if (w->nested || l->oom)
 		return;
-	uint32_t wi = w->id;
-	if (T->index[wi] == UINT32_MAX) {
-		tj_strong(T, wi);
-		if (T->low[wi] < T->low[x->v])
-			T->low[x->v] = T->low[wi];
-	} else if (T->on[wi] && T->index[wi] < T->low[x->v]) {
-		T->low[x->v] = T->index[wi];
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? 2 * l->cap : 8;
+		uint32_t *ids = realloc(l->ids, cap * sizeof(*ids));
+		if (!ids) {
+			l->oom = true;
+			return;
+		}
+		l->ids = ids;
+		l->cap = cap;
 	}
-	if (wi == x->v)
-		T->defs[wi]->recursive = true;
+	l->ids[l->n++] = w->id;
 }
 
-static void tj_strong(struct tarjan *T, uint32_t v)
+/* Tarjan's algorithm from v with an explicit stack of (definition, next call) frames. */
+static int tj_strong(struct tarjan *T, uint32_t root, uint32_t *frames, uint32_t *next)
 {
-	T->index[v] = T->low[v] = T->counter++;
-	T->stack[T->sp++] = v;
-	T->on[v] = true;
-	struct tj_visit x = { T, v };
-	calls_in_def(T->defs[v], tj_edge, &x);
-	if (T->low[v] == T->index[v]) {
-		uint32_t size = 0, w;
-		uint32_t first = T->sp;
-		do {
-			w = T->stack[--T->sp];
-			T->on[w] = false;
-			T->defs[w]->scc = T->groups;
-			size++;
-		} while (w != v);
-		if (size > 1)
-			for (uint32_t k = T->sp; k < first; k++)
-				T->defs[T->stack[k]]->recursive = true;
-		T->groups++;
+	uint32_t depth = 0;
+	frames[depth] = root;
+	next[depth] = 0;
+	T->index[root] = T->low[root] = T->counter++;
+	T->stack[T->sp++] = root;
+	T->on[root] = true;
+	for (;;) {
+		uint32_t v = frames[depth];
+		if (next[depth] < T->ncalls[v]) {
+			uint32_t w = T->calls[v][next[depth]++];
+			if (w == v)
+				T->defs[v]->recursive = true;
+			if (T->index[w] == UINT32_MAX) {
+				T->index[w] = T->low[w] = T->counter++;
+				T->stack[T->sp++] = w;
+				T->on[w] = true;
+				depth++;
+				frames[depth] = w;
+				next[depth] = 0;
+			} else if (T->on[w] && T->index[w] < T->low[v]) {
+				T->low[v] = T->index[w];
+			}
+			continue;
+		}
+		if (T->low[v] == T->index[v]) {
+			uint32_t size = 0, w;
+			uint32_t first = T->sp;
+			do {
+				w = T->stack[--T->sp];
+				T->on[w] = false;
+				T->defs[w]->scc = T->groups;
+				size++;
+			} while (w != v);
+			if (size > 1)
+				for (uint32_t k = T->sp; k < first; k++)
+					T->defs[T->stack[k]]->recursive = true;
+			T->groups++;
+		}
+		if (depth == 0)
+			return 0;
+		depth--;
+		uint32_t u = frames[depth];
+		if (T->low[v] < T->low[u])
+			T->low[u] = T->low[v];
 	}
 }
 
@@ -1157,23 +1187,37 @@ static int analyse(struct resolver *R)
 	uint32_t n;
 	struct opdef *const *defs = spec_defs(R->spec, &n);
 	/* Recursion groups over module-level definitions. */
-	struct tarjan T = { defs, n, calloc(n + 1, 4), calloc(n + 1, 4), calloc(n + 1, 4), calloc(n + 1, 1), 0, 0, 0 };
-	if (!T.index || !T.low || !T.stack || !T.on) {
-		free(T.index);
-		free(T.low);
-		free(T.stack);
-		free(T.on);
-		return rfail(R, NULL, "out of memory");
-	}
-	for (uint32_t i = 0; i < n; i++)
+	struct tarjan T = { defs, n, calloc(n + 1, 4), calloc(n + 1, 4), calloc(n + 1, 4), calloc(n + 1, 1), 0, 0, 0,
+			    calloc(n + 1, sizeof(uint32_t *)), calloc(n + 1, 4) };
+	uint32_t *frames = calloc(n + 1, 4), *next = calloc(n + 1, 4);
+	int rc = 0;
+	if (!T.index || !T.low || !T.stack || !T.on || !T.calls || !T.ncalls || !frames || !next)
+		rc = rfail(R, NULL, "out of memory");
+	for (uint32_t i = 0; !rc && i < n; i++) {
 		T.index[i] = UINT32_MAX;
-	for (uint32_t i = 0; i < n; i++)
+		struct call_list l = { 0 };
+		if (!defs[i]->nested)
+			calls_in_def(defs[i], collect_call, &l);
+		T.calls[i] = l.ids;
+		T.ncalls[i] = l.n;
+		if (l.oom)
+			rc = rfail(R, NULL, "out of memory");
+	}
+	for (uint32_t i = 0; !rc && i < n; i++)
 		if (!defs[i]->nested && T.index[i] == UINT32_MAX)
-			tj_strong(&T, i);
+			rc = tj_strong(&T, i, frames, next);
+	for (uint32_t i = 0; T.calls && i < n; i++)
+		free(T.calls[i]);
+	free(T.calls);
+	free(T.ncalls);
+	free(frames);
+	free(next);
 	free(T.index);
 	free(T.low);
 	free(T.stack);
 	free(T.on);
+	if (rc)
+		return rc;
 	/* Levels and purity: a fixed point (they only grow). */
 	struct lvl L = { 0 };
 	uint32_t nm, np = spec_n_ipar(R->spec);
