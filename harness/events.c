@@ -75,16 +75,31 @@ const struct hevents_stats *hevents_stats(const struct hevents *e) { return &e->
 
 uint64_t hevents_probe_hits(const struct hevents *e, size_t i) { return i < e->probes->n ? e->probe_hits[i] : 0; }
 
-/* An entry hit that repeats the goroutine's previous hit on a new stack: the prologue grew the
- * stack and runtime.morestack jumped back to the entry, right away. (A later call from the same
- * site may also find the stack moved: it is no repeat.) */
+/* x86 flags a prologue's `jbe morestack` jumps on */
+#define FLAG_CF 0x1u
+#define FLAG_ZF 0x40u
+
+/* An entry hit that the call will repeat: the prologue grows the stack and runtime.morestack
+ * jumps back to the entry. At the prologue's jbe the flags say so exactly. At the first
+ * instruction (a function without that check) a repeat is told by its goroutine's previous hit:
+ * the same probe and return address on a moved stack, right before. (A later call from the same
+ * site may also find the stack moved, by a nested call that grew it: that one is missed there.) */
 static bool repeat(struct hevents *e, const struct hprobe *p, const struct uprobe_event *ev, uint64_t ktime)
 {
-	uint64_t g = ev->val[p->g_read], ret = ev->val[p->ret_read], sp = ev->val[p->sp_read];
+	uint64_t g = ev->val[p->g_read];
 	struct last_hit *l = &e->last[(g >> 4) * 0x9e3779b97f4a7c15ULL >> 52];
-	bool rep = p->dp->at == DESC_AT_ENTRY && l->g == g && l->probe == p->id && l->ret == ret && l->sp != sp &&
-		   ktime - l->ktime < REPEAT_WITHIN_NS;
-	*l = (struct last_hit){ g, ret, sp, ktime, p->id };
+	bool rep;
+	if (p->flags_read >= 0) {
+		rep = (ev->err >> p->flags_read & 1) == 0 && (ev->val[p->flags_read] & (FLAG_CF | FLAG_ZF));
+		*l = (struct last_hit){ g, 0, 0, ktime, p->id };
+	} else if (p->ret_read < 0 || p->sp_read < 0) { /* a return probe: it parts two calls */
+		rep = false;
+		*l = (struct last_hit){ g, 0, 0, ktime, p->id };
+	} else {
+		uint64_t ret = ev->val[p->ret_read], sp = ev->val[p->sp_read];
+		rep = l->g == g && l->probe == p->id && l->ret == ret && l->sp != sp && ktime - l->ktime < REPEAT_WITHIN_NS;
+		*l = (struct last_hit){ g, ret, sp, ktime, p->id };
+	}
 	return rep;
 }
 

@@ -281,6 +281,19 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 	memset(&spec, 0, sizeof(spec));
 	hp->dp = dp;
 	hp->id = HPROBES_ID_BASE + (uint32_t)i;
+	/* An entry probe sits on the prologue's jbe when there is one: the flags there tell a call
+	 * that will repeat after morestack. Elsewhere the return address and stack pointer do. */
+	const char *sym = gstr(f, "symbol");
+	struct gobin_func fn;
+	struct gobin_sites sites;
+	if (!sym || gobin_func_find(g, sym, &fn, gerr))
+		return pfail(err, ENOENT, "%s:%u:%u: %s is not a function of %s (%s); was it inlined or renamed in this "
+			     "build?", d->path, dp->pos.line, dp->pos.col, dp->func, binary, gerr);
+	if ((r = gobin_sites(g, &fn, &sites, gerr)))
+		return pfail(err, -r, "%s: %s", dp->func, gerr);
+	bool at_branch = !at_return && sites.entry_branch_off;
+	gobin_sites_free(&sites);
+	unsigned extra = at_branch ? 2 : 3; /* reads of our own, after the description's */
 	spt_val *reads = get(f, "reads");
 	for (size_t k = 0; k < dp->nreads; k++) {
 		spt_val *ra = gat(reads, k), *parts = get(ra, "parts");
@@ -292,9 +305,9 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 			 dp->reads[k].pos.col, dp->func, dp->reads[k].name, dp->reads[k].expr);
 		for (size_t q = 0; q < glen(parts); q++) {
 			spt_val *part = gat(parts, q);
-			if (nr + 3 >= UPROBE_MAX_READS)
+			if (nr + extra >= UPROBE_MAX_READS)
 				return pfail(err, E2BIG, "%s: more than %d reads in one probe (a string takes two)", what,
-					     UPROBE_MAX_READS - 3);
+					     UPROBE_MAX_READS - (int)extra);
 			if ((r = part_read(f, part, at_return, &spec.reads[nr], &need_reg[nr], &need_slot[nr], err, what)))
 				return r;
 			const char *role = gstr(part, "role");
@@ -315,26 +328,27 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 			nr++;
 		}
 	}
-	/* The goroutine, the return address and the stack pointer (repeats after morestack). */
+	/* The goroutine; the flags at the jbe, or the return address and the stack pointer. */
 	hp->g_read = (int)nr;
 	spec.reads[nr++] = (struct uprobe_read){ .src = UPROBE_SRC_R14, .kind = UPROBE_READ_VALUE, .size = 8 };
-	hp->ret_read = (int)nr;
-	spec.reads[nr++] = (struct uprobe_read){ .src = UPROBE_SRC_STACK, .kind = UPROBE_READ_VALUE, .size = 8 };
-	hp->sp_read = (int)nr;
-	spec.reads[nr++] = (struct uprobe_read){ .src = UPROBE_SRC_RSP, .kind = UPROBE_READ_VALUE, .size = 8 };
-	need_reg[hp->g_read] = need_reg[hp->ret_read] = need_reg[hp->sp_read] = -1;
+	hp->flags_read = hp->ret_read = hp->sp_read = -1;
+	if (at_branch) {
+		hp->flags_read = (int)nr;
+		spec.reads[nr++] = (struct uprobe_read){ .src = UPROBE_SRC_FLAGS, .kind = UPROBE_READ_VALUE, .size = 8 };
+	} else {
+		hp->ret_read = (int)nr;
+		spec.reads[nr++] = (struct uprobe_read){ .src = UPROBE_SRC_STACK, .kind = UPROBE_READ_VALUE, .size = 8 };
+		hp->sp_read = (int)nr;
+		spec.reads[nr++] = (struct uprobe_read){ .src = UPROBE_SRC_RSP, .kind = UPROBE_READ_VALUE, .size = 8 };
+	}
+	for (unsigned k = (unsigned)hp->g_read; k < nr; k++)
+		need_reg[k] = -1;
 	spec.nreads = nr;
 
-	const char *sym = gstr(f, "symbol");
-	struct gobin_func fn;
-	struct gobin_sites sites;
-	if (!sym || gobin_func_find(g, sym, &fn, gerr))
-		return pfail(err, ENOENT, "%s:%u:%u: %s is not a function of %s (%s); was it inlined or renamed in this "
-			     "build?", d->path, dp->pos.line, dp->pos.col, dp->func, binary, gerr);
 	if ((r = gobin_sites(g, &fn, &sites, gerr)))
 		return pfail(err, -r, "%s: %s", dp->func, gerr);
 	if (!at_return) {
-		uint64_t off = sites.entry_branch_off ? sites.entry_branch_off : sites.entry_off;
+		uint64_t off = at_branch ? sites.entry_branch_off : sites.entry_off;
 		r = uprobe_attach(l, binary, off, hp->id, &spec, -1);
 		if (r)
 			r = pfail(err, -r, "attaching %s at its entry: %s", dp->func, uprobe_loader_error(l));

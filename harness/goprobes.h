@@ -43,6 +43,7 @@ struct hprobe {
 	struct hread reads[DESC_MAX_READS];
 	size_t nreads;
 	int g_read, ret_read, sp_read; /* the goroutine, return address and stack pointer */
+	int flags_read;                /* at a prologue's jbe: the flags (-1 elsewhere) */
 };
 
 struct hprobes {

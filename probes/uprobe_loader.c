@@ -156,7 +156,7 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 	out->nstash = spec->nstash;
 	for (uint32_t i = 0; i < spec->nreads; i++) {
 		const struct uprobe_read *r = &spec->reads[i];
-		bool reg = r->src <= UPROBE_SRC_RIP, sized = r->size == 1 || r->size == 2 || r->size == 4 ||
+		bool reg = r->src <= UPROBE_SRC_FLAGS, sized = r->size == 1 || r->size == 2 || r->size == 4 ||
 								  r->size == 8;
 
 		if (r->kind == UPROBE_READ_NONE)

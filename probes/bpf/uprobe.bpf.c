@@ -70,6 +70,7 @@ static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __
 	case UPROBE_SRC_R14: return CTX_REG(regs, r14);
 	case UPROBE_SRC_R15: return CTX_REG(regs, r15);
 	case UPROBE_SRC_RIP: return CTX_REG(regs, ip);
+	case UPROBE_SRC_FLAGS: return CTX_REG(regs, flags);
 	case UPROBE_SRC_STACK:
 		if (bpf_probe_read_user(&v, sizeof(v), (const void *)(CTX_REG(regs, sp) + (__s64)src_off)))
 			*fault = 1;

@@ -37,6 +37,9 @@ enum uprobe_src {
 	UPROBE_SRC_R14 = 14,
 	UPROBE_SRC_R15 = 15,
 	UPROBE_SRC_RIP = 16,
+	/* The flags register: at a conditional jump, which way it goes (a Go prologue's jbe to
+	 * runtime.morestack is taken when CF or ZF is set). */
+	UPROBE_SRC_FLAGS = 17,
 	UPROBE_SRC_STACK = 32, /* the u64 at rsp + src_off (rsp as at the probe site) */
 	/* Value src_off (0..UPROBE_MAX_STASH-1) that this thread's entry probe saved for the same
 	 * call (spec stash_id, frame): what a uretprobe reads instead of the clobbered arguments.

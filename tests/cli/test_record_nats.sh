@@ -61,6 +61,12 @@ for p in $(jq -r '.probe_hits | keys[]' "$T/initial-election.json"); do
 done
 check_eq "a leader was elected again after the kill" 2 "$(jq '.probe_hits.leader' "$T/leader-kill.json")"
 check "a paused leader steps down when it wakes" test "$(jq '.probe_hits.follower' "$T/leader-pause.json")" -ge 1
+# A call whose prologue grows the stack runs its entry twice; only the jbe that goes on counts:
+# each call is seen once (begins and ends differ by at most a call in progress per node).
+check "leader-pause: each processAppendEntry call is seen once" \
+	test "$(jq '.probe_hits.append_entry - .probe_hits.append_entry_end | fabs' "$T/leader-pause.json")" -le 3
+check "leader-pause: each processAppendEntryResponse call is seen once" \
+	test "$(jq '.probe_hits.append_response - .probe_hits.append_response_end | fabs' "$T/leader-pause.json")" -le 3
 
 # The benchmark's Raft dialect, written by systems/nats/Sysmobench.tla (data, not code).
 run_status 0 "$T/smb.out" "$T/smb.err" "$SPECTAP" export --to sysmobench "$T/leader-kill.spt" -o "$T/smb.ndjson"
