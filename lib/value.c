@@ -458,6 +458,19 @@ spt_val *spt_fun(struct spt_arena *a, spt_val *const *keys, spt_val *const *vals
 	return make_fun(a, keys, vals, n, dup, false);
 }
 
+/* v (new, of kind SPT_REC or SPT_FUN) takes the n sorted keys and their values, and its hash. */
+static struct spt_value *fun_take(struct spt_value *v, spt_val **keys, spt_val **vals, size_t n)
+{
+	uint64_t h = size_term(VC_FUN, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		h += kv_term(keys[i]->hash, vals[i]->hash);
+	v->u.fn.keys = keys;
+	v->u.fn.vals = vals;
+	v->n = (uint32_t)n;
+	v->hash = h;
+	return v;
+}
+
 spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n, bool *dup)
 {
 	if (n == 0 || n > UINT32_MAX || !sorted_unique(keys, n))
@@ -476,14 +489,7 @@ spt_val *spt_fun_adopt(struct spt_arena *a, spt_val **keys, spt_val **vals, size
 	struct spt_value *v = new_value(a, all_str ? SPT_REC : SPT_FUN);
 	if (!v)
 		return NULL;
-	uint64_t h = size_term(VC_FUN, (uint32_t)n);
-	for (size_t i = 0; i < n; i++)
-		h += kv_term(keys[i]->hash, vals[i]->hash);
-	v->u.fn.keys = keys;
-	v->u.fn.vals = vals;
-	v->n = (uint32_t)n;
-	v->hash = h;
-	return v;
+	return fun_take(v, keys, vals, n);
 }
 
 spt_val *spt_rec_adopt_sorted(struct spt_arena *a, spt_val **keys, spt_val **vals, size_t n)
@@ -493,14 +499,7 @@ spt_val *spt_rec_adopt_sorted(struct spt_arena *a, spt_val **keys, spt_val **val
 	struct spt_value *v = new_value(a, SPT_REC);
 	if (!v)
 		return NULL;
-	uint64_t h = size_term(VC_FUN, (uint32_t)n);
-	for (size_t i = 0; i < n; i++)
-		h += kv_term(keys[i]->hash, vals[i]->hash);
-	v->u.fn.keys = keys;
-	v->u.fn.vals = vals;
-	v->n = (uint32_t)n;
-	v->hash = h;
-	return v;
+	return fun_take(v, keys, vals, n);
 }
 
 spt_val *spt_seq_adopt_copy(struct spt_arena *a, spt_val **elems, spt_val *like)

@@ -310,6 +310,21 @@ static char *read_file(const char *path, size_t *len)
 static struct module *load_module(struct spec *s, const char *name, const char *path, bool root_closure,
 				  int depth, struct spec_error *err);
 
+/* Appends m to the spec's modules (which spec_free frees). */
+static int push_module(struct spec *s, struct module *m)
+{
+	if (s->n_mods == s->cap_mods) {
+		uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
+		struct module **n = realloc(s->mods, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->mods = n;
+		s->cap_mods = cap;
+	}
+	s->mods[s->n_mods++] = m;
+	return 0;
+}
+
 /* A standard module instantiated (INSTANCE Sequences, S == INSTANCE Naturals): a module with no
  * definitions of its own whose native operators are visible. */
 static struct module *std_module(struct spec *s, const char *name)
@@ -322,15 +337,8 @@ static struct module *std_module(struct spec *s, const char *name)
 	m->path = name;
 	m->is_std = true;
 	/* Kept with the others (spec_free frees its std list; the walks over modules skip it). */
-	if (s->n_mods == s->cap_mods) {
-		uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
-		struct module **n = realloc(s->mods, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		s->mods = n;
-		s->cap_mods = cap;
-	}
-	s->mods[s->n_mods++] = m;
+	if (push_module(s, m))
+		return NULL;
 	if (add_std(s, m, name))
 		return NULL;
 	return m;
@@ -785,15 +793,8 @@ static struct module *load_module(struct spec *s, const char *name, const char *
 	memset(m, 0, sizeof(*m));
 	m->name = name;
 	m->path = spec_intern(s, path, strlen(path));
-	if (s->n_mods == s->cap_mods) {
-		uint32_t cap = s->cap_mods ? s->cap_mods * 2 : 8;
-		struct module **n = realloc(s->mods, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		s->mods = n;
-		s->cap_mods = cap;
-	}
-	s->mods[s->n_mods++] = m;
+	if (push_module(s, m))
+		return NULL;
 	if (!(m->source = read_file(path, &m->source_len))) {
 		int e = errno;
 		char std[1024] = "";
