@@ -10,7 +10,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "record", cmd_record, "record a real cluster into a trace (etcd, zookeeper, redisraft)" },
+	{ "record", cmd_record, "record a real cluster into a trace (etcd, zookeeper, redisraft, and the systems described as data, such as nats)" },
 	{ "import", cmd_import, "convert an NDJSON trace (etcd-ndjson, sysmobench, json) to .spt" },
 	{ "export", cmd_export, "write a .spt trace as NDJSON (etcd-ndjson, sysmobench, json)" },
 	{ "dump", cmd_dump, "print events, one per line, with filters" },
