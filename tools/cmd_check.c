@@ -49,10 +49,11 @@ static const char usage[] =
 	"                   action it names, and each is checked as above; with --windows,\n"
 	"                   M's WindowVars(state) and WindowParams(window) convert each window\n"
 	"  --max-failures N diagnoses listed per action (default 10; all are counted)\n"
-	"  --jobs N         threads (default 1): a window file is cut into N parts; a trace is\n"
-	"                   mapped on one thread and its windows checked on N - 1 others (worth\n"
-	"                   it when checking, not mapping, dominates); the verdicts and the\n"
-	"                   report are the same with any number\n"
+	"  --jobs N         threads; the verdicts and the report are the same with any number.\n"
+	"                   A window file (of more than 64 KiB) is cut into N parts (default: the\n"
+	"                   machine's cores). A trace is mapped on one thread and its windows\n"
+	"                   checked on N - 1 others (default 1: worth it only when checking, not\n"
+	"                   mapping, dominates; on two cores two busy threads slow each other)\n"
 	"  --quiet          no progress line (there is none with --json either)\n"
 	"  --no-cache       evaluate every application of a definition, cached or not (slower;\n"
 	"                   to check that caching changes nothing)\n"
@@ -588,7 +589,7 @@ int cmd_check(int argc, char **argv)
 	const char *spec = NULL, *cfg = NULL, *windows = NULL, *action = NULL, *map = NULL, *model = NULL;
 	const char *trace_spec = NULL, *states = NULL, *tlc_results = NULL, *tv = NULL, *index_var = "WINDOW_INDEX";
 	bool whole = false;
-	uint64_t max_failures = 10, jobs = 1, workers = 1, max_states = 0;
+	uint64_t max_failures = 10, jobs = 0 /* the default of each mode */, workers = 1, max_states = 0;
 	bool no_memo = false, no_deadlock = false, allow_empty = false;
 	static const struct option longopts[] = {
 		{ "spec", required_argument, NULL, 's' },    { "cfg", required_argument, NULL, 'c' },
@@ -705,7 +706,7 @@ int cmd_check(int argc, char **argv)
 		if (action)
 			return cli_usage_error(&c, "--map on a trace checks every action it maps: --action is for window files");
 		struct check_trace_opts o = { map, spec, cfg, (const char *const *)argv + optind, (size_t)(argc - optind),
-					      max_failures, (unsigned)jobs, no_memo, allow_empty, tlc_results };
+					      max_failures, jobs ? (unsigned)jobs : 1, no_memo, allow_empty, tlc_results };
 		return check_trace(&c, &o);
 	}
 	if (optind != argc)
@@ -713,6 +714,10 @@ int cmd_check(int argc, char **argv)
 	if (!spec || !windows || !action)
 		return cli_usage_error(&c, "--spec, --windows and --action are required");
 
+	if (jobs == 0) { /* a window file's parts are independent: one per core */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = n < 1 ? 1 : n > 64 ? 64 : (uint64_t)n;
+	}
 	/* --jobs N on a file big enough to be cut (check_file): the other parts' checkers load
 	 * meanwhile (freed unused if it is not cut after all: a stream of states). */
 	struct stat wst;
