@@ -468,7 +468,8 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 {
 	static const struct { const char *name; enum desc_step_kind kind; } kinds[] = {
 		{ "start", STEP_START }, { "wait", STEP_WAIT }, { "load", STEP_LOAD }, { "kill", STEP_KILL },
-		{ "pause", STEP_PAUSE }, { "restart", STEP_RESTART }, { "quiet", STEP_QUIET }, { "sleep", STEP_SLEEP },
+		{ "pause", STEP_PAUSE }, { "resume", STEP_RESUME }, { "restart", STEP_RESTART }, { "quiet", STEP_QUIET },
+		{ "sleep", STEP_SLEEP },
 	};
 	const char *kind = n->kind == YNODE_SCALAR ? n->str : n->kind == YNODE_MAP && n->n ? n->keys[0] : "";
 	const struct ynode *arg = n->kind == YNODE_MAP && n->n ? n->items[0] : NULL, *x;
@@ -480,7 +481,7 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 		;
 	if (k == sizeof(kinds) / sizeof(*kinds))
 		return FAIL(r, n, "a step is start, {wait: leader}, {load: N}, {kill|pause|restart: TARGET}, "
-				  "{quiet: DURATION} or {sleep: DURATION}; not '%s'", kind);
+				  "{resume: paused}, {quiet: DURATION} or {sleep: DURATION}; not '%s'", kind);
 	s->kind = kinds[k].kind;
 	s->timeout_ms = 30000;
 	if (s->kind == STEP_START)
@@ -508,10 +509,14 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 		return uint_of(r, arg, "load", 100000000, &s->count);
 	case STEP_PAUSE:
 		if (!(x = ynode_get(n, "for")))
-			return FAIL(r, n, "pause: say for how long ({pause: follower, for: 3s})");
-		if ((e = duration_of(r, x, "for", &s->ms)))
+			s->hold = true; /* until {resume: paused} */
+		else if ((e = duration_of(r, x, "for", &s->ms)))
 			return e;
 		return target_of(r, arg, s);
+	case STEP_RESUME:
+		if (arg->kind != YNODE_SCALAR || strcmp(arg->str, "paused"))
+			return FAIL(r, arg, "resume: paused (every node a pause without 'for' stopped)");
+		return 0;
 	case STEP_KILL:
 	case STEP_RESTART:
 		return target_of(r, arg, s);
@@ -555,6 +560,7 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 		if (!(sc->steps = calloc(steps->n ? steps->n : 1, sizeof(*sc->steps))))
 			return -ENOMEM;
 		bool started = false;
+		const struct ynode *held = NULL; /* a pause without 'for' not resumed yet */
 		for (size_t j = 0; j < steps->n; j++) {
 			if ((e = read_step(r, steps->items[j], &sc->steps[j])))
 				return e;
@@ -563,9 +569,20 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 				started = true;
 			else if (!started)
 				return FAIL(r, steps->items[j], "scenario %s: the first step must be start", sc->name);
+			if (sc->steps[j].kind == STEP_PAUSE && sc->steps[j].hold && !held)
+				held = steps->items[j];
+			else if (sc->steps[j].kind == STEP_RESUME) {
+				if (!held)
+					return FAIL(r, steps->items[j], "scenario %s: resume, but no pause without 'for' "
+						    "before it", sc->name);
+				held = NULL;
+			}
 		}
 		if (!started)
 			return fail_at(r, sc->pos.line, sc->pos.col, "scenario %s: no start step", sc->name);
+		if (held)
+			return FAIL(r, held, "scenario %s: this pause has no 'for' and no {resume: paused} follows it: "
+				    "add one, or say for how long ({pause: follower, for: 3s})", sc->name);
 	}
 	return 0;
 }

@@ -80,7 +80,8 @@ enum desc_step_kind {
 	STEP_WAIT,      /* wait for a leader (what = "leader"; new: another than the last one struck) */
 	STEP_LOAD,      /* count operations of the load */
 	STEP_KILL,      /* SIGKILL target */
-	STEP_PAUSE,     /* SIGSTOP target for ms, then SIGCONT */
+	STEP_PAUSE,     /* SIGSTOP target for ms, then SIGCONT; held (ms 0): until a resume step */
+	STEP_RESUME,    /* SIGCONT every node a held pause stopped */
 	STEP_RESTART,   /* start target again (after a kill: its data kept) */
 	STEP_QUIET,     /* wait until no event arrived for ms (at most timeout) */
 	STEP_SLEEP,     /* ms, plainly */
@@ -97,6 +98,7 @@ struct desc_step {
 	unsigned ms;          /* PAUSE, QUIET, SLEEP */
 	unsigned timeout_ms;  /* WAIT, QUIET */
 	bool new_leader;      /* WAIT */
+	bool hold;            /* PAUSE: until a resume step */
 	struct desc_pos pos;
 };
 

@@ -157,6 +157,9 @@ static int step(struct hscenario *s, const struct desc_step *st)
 		} else if (st->kind == STEP_RESTART) {
 			phase(s, "restarting %s", c->names[node]);
 			r = hcluster_restart(c, node);
+		} else if (st->hold) {
+			phase(s, "pausing %s", c->names[node]);
+			r = hcluster_pause(c, node);
 		} else {
 			phase(s, "pausing %s for %u ms", c->names[node], st->ms);
 			if (!(r = hcluster_pause(c, node))) {
@@ -166,6 +169,14 @@ static int step(struct hscenario *s, const struct desc_step *st)
 		}
 		if (r)
 			snprintf(s->err, sizeof(s->err), "%s", c->err);
+		return r;
+	case STEP_RESUME: /* every node still stopped, at once */
+		for (unsigned i = 0; i < c->n && !r; i++)
+			if (hcluster_running(c, i) && c->sup.procs[c->proc[i]].stopped) {
+				phase(s, "resuming %s", c->names[i]);
+				if ((r = hcluster_resume(c, i)))
+					snprintf(s->err, sizeof(s->err), "%s", c->err);
+			}
 		return r;
 	case STEP_QUIET: {
 		struct quiet_wait q = { s, (uint64_t)-1, sup_now_ms(), st->ms };

@@ -45,7 +45,7 @@ check "nothing was left running" test -z "$(pgrep -f "$T/sys" || true)"
 SPEC=$N/spec/NatsRaft.tla
 MAP=$N/spec/NatsMap.tla
 : >"$T/hits"
-for sc in initial-election leader-kill leader-restart leader-pause; do
+for sc in initial-election leader-kill leader-restart leader-pause split-vote; do
 	run_status 0 "$T/$sc.json" "$T/$sc.err" "$SPECTAP" record nats --scenario "$sc" --seed 3 -o "$T/$sc.spt" --json
 	check_eq "$sc: nothing lost" 0 "$(jq .lost "$T/$sc.json")"
 	check_eq "$sc: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/$sc.json")"

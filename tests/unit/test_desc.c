@@ -131,7 +131,7 @@ static void test_desc_ok(void)
 	char err[DESC_ERR_SIZE];
 	int r = load(HEAD "files:\n  \"${node}.conf\": |\n    peers: ${each:,:${node}}\n"
 			  "scenarios:\n  s1: [start, {wait: leader}, {kill: leader}, {pause: n2, for: 2s}, {restart: last},"
-			  " {quiet: 500ms, timeout: 5s}]\n",
+			  " {quiet: 500ms, timeout: 5s}]\n  s2: [start, {pause: follower}, {pause: n3}, {resume: paused}]\n",
 		     &d, err);
 	CHECKF(r == 0, "%s", err);
 	if (r)
@@ -147,6 +147,14 @@ static void test_desc_ok(void)
 		      sc->steps[3].ms == 2000);
 		CHECK(sc->steps[4].target == TARGET_LAST);
 		CHECK(sc->steps[5].kind == STEP_QUIET && sc->steps[5].ms == 500 && sc->steps[5].timeout_ms == 5000);
+	}
+	sc = desc_scenario(&d, "s2");
+	CHECK(sc && sc->n == 4);
+	if (sc && sc->n == 4) {
+		CHECK(sc->steps[1].kind == STEP_PAUSE && sc->steps[1].hold && sc->steps[1].target == TARGET_FOLLOWER);
+		CHECK(sc->steps[2].kind == STEP_PAUSE && sc->steps[2].hold && sc->steps[2].node == 2);
+		CHECK(sc->steps[3].kind == STEP_RESUME);
+		CHECK(!sc->steps[0].hold);
 	}
 	desc_free(&d);
 
@@ -169,7 +177,10 @@ static void test_desc_errors(void)
 		{ HEAD "scenarios: {s: [start, {load: 3}]}\n", "6:31: load: the description has no load" },
 		{ HEAD "scenarios: {s: [{wait: leader}]}\n", "6:17: scenario s: the first step must be start" },
 		{ HEAD "scenarios: {s: [start, {kill: captain}]}\n", "6:31: 'captain' is not leader, follower" },
-		{ HEAD "scenarios: {s: [start, {pause: n1}]}\n", "pause: say for how long" },
+		{ HEAD "scenarios: {s: [start, {pause: n1}]}\n",
+		  "6:24: scenario s: this pause has no 'for' and no {resume: paused} follows it" },
+		{ HEAD "scenarios: {s: [start, {resume: paused}]}\n", "6:24: scenario s: resume, but no pause without 'for'" },
+		{ HEAD "scenarios: {s: [start, {pause: n1}, {resume: n1}]}\n", "resume: paused (every node" },
 		{ HEAD "scenarios: {s: [start, {quiet: 3 weeks}]}\n", "is not a duration" },
 		{ "system: x\nbinary: /b\nports: [peer]\nrun: [\"${port.client}\"]\nready: {run: [x]}\nscenarios: {s: [start]}\n",
 		  "4:7: run: unknown variable 'port.client'" },
