@@ -298,12 +298,9 @@ void check_report(struct cli *c, const struct tally *ts, size_t n, const struct 
 
 int check_tlc_results(struct cli *c, const char *path, const struct tally *ts, size_t n)
 {
-	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return cli_fail(c, "--tlc-results %s: the path is too long", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = cli_create_output(c, path, true);
 	if (!f)
-		return cli_fail(c, "cannot write %s: %s", tmp, strerror(errno));
+		return CLI_FAIL;
 	fputc('{', f);
 	for (size_t i = 0; i < n; i++) {
 		const struct tally *t = &ts[i];
@@ -315,13 +312,7 @@ int check_tlc_results(struct cli *c, const char *path, const struct tally *ts, s
 			t->windows - t->passed - t->errors, t->errors);
 	}
 	fputs("}\n", f);
-	int bad = ferror(f);
-	if (fclose(f) || bad || rename(tmp, path)) {
-		int e = errno;
-		unlink(tmp);
-		return cli_fail(c, "cannot write %s: %s", path, strerror(e));
-	}
-	return CLI_OK;
+	return cli_close_output(c, f, path, !ferror(f));
 }
 
 void check_oom_hint(char *msg, size_t size)

@@ -350,6 +350,8 @@ FILE *cli_create_output(struct cli *c, const char *path, bool force)
 	}
 	char partial[PATH_MAX];
 	partial_name(partial, sizeof(partial), path);
+	if (force) /* replacing was asked for: a partial file a killed run left goes too (a symlink itself) */
+		unlink(partial);
 	int fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		cli_fail(c, "cannot create %s: %s%s", partial, strerror(errno),

@@ -96,8 +96,9 @@ int cli_damage_exit(struct cli *c, const char *path, const struct spt_reader *r,
 /* The damage as a JSON member: ,"damage":null or ,"damage":{"offset":...}. */
 void cli_json_damage(FILE *f, const struct spt_trace_info *i);
 /* Creates an output file, refusing to replace one unless force; "-" or NULL is stdout. It is
- * written as PATH.partial (never through a symlink) and renamed over PATH by cli_close_output:
- * a failure or a crash never leaves half a file at PATH, nor destroys the file it replaces. */
+ * written as PATH.partial (never through a symlink; with force, one a killed run left is removed
+ * first) and renamed over PATH by cli_close_output: a failure or a crash never leaves half a file
+ * at PATH, nor destroys the file it replaces. */
 FILE *cli_create_output(struct cli *c, const char *path, bool force);
 /* Closes an output of cli_create_output: kept, it is renamed into place; else removed. CLI_OK,
  * or CLI_FAIL when it could not be written (reported). */

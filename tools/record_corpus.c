@@ -37,7 +37,8 @@ static int run_self(char *const *argv, const char *out_path)
 	int rc = posix_spawn_file_actions_init(&fa);
 	if (rc)
 		return -rc;
-	rc = posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	unlink(out_path); /* one a killed run left, or a symlink planted there: never written through */
+	rc = posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
 	if (!rc)
 		rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -71,12 +72,11 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 		return cli_fail(c, "cannot create the corpus directory %s: %s", o->dir, strerror(errno));
 	/* The manifest and each run's summary are written beside and renamed into place whole: a
 	 * crash never leaves half of one, nor destroys the one of an earlier corpus. */
-	char manifest[PATH_MAX], manifest_tmp[PATH_MAX + 16];
+	char manifest[PATH_MAX];
 	snprintf(manifest, sizeof(manifest), "%s/manifest.json", o->dir);
-	snprintf(manifest_tmp, sizeof(manifest_tmp), "%s.partial", manifest);
-	FILE *mf = fopen(manifest_tmp, "w");
+	FILE *mf = cli_create_output(c, manifest, true);
 	if (!mf)
-		return cli_fail(c, "cannot write %s: %s", manifest_tmp, strerror(errno));
+		return CLI_FAIL;
 	struct coverage cv;
 	coverage_init(&cv, o->map, o->spec, o->cfg);
 	double t0 = now_s();
@@ -148,13 +148,9 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 	fprintf(mf, "],\"seconds\":%.1f,\"complete\":%s,\"coverage\":", now_s() - t0, complete ? "true" : "false");
 	coverage_print(&cv, o->min, true, mf);
 	fputs("}\n", mf);
-	if (fclose(mf)) {
-		unlink(manifest_tmp);
-		if (rc == CLI_OK)
-			rc = cli_fail(c, "cannot write %s", manifest_tmp);
-	} else if (rename(manifest_tmp, manifest) && rc == CLI_OK) {
-		rc = cli_fail(c, "cannot rename %s to %s: %s", manifest_tmp, manifest, strerror(errno));
-	}
+	int wrote = cli_close_output(c, mf, manifest, !ferror(mf));
+	if (rc == CLI_OK)
+		rc = wrote;
 	if (rc == CLI_OK) {
 		if (c->json) {
 			coverage_print(&cv, o->min, true, stdout);

@@ -147,10 +147,17 @@ check_eq "tlc_results.json" '{"Div":{"passes":4,"total":5,"rate":0.8,"failures":
 	"$(jq -c . "$T/tlc_results.json")"
 check_eq "read as the benchmark reads it" "4/5 0.8" \
 	"$(jq -r '[to_entries[] | .value] | "\(map(.passes) | add)/\(map(.total) | add) \(.[0].rate)"' "$T/tlc_results.json")"
-check "no temporary file left" test ! -e "$T/tlc_results.json.tmp"
+check "no temporary file left" test ! -e "$T/tlc_results.json.partial"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/s.ndjson" --action Div \
 	--tlc-results "$T/nodir/tlc_results.json"
-check_contains "an unwritable results file: named, exit 1" "$T/e" "cannot write $T/nodir/tlc_results.json.tmp"
+check_contains "an unwritable results file: named, exit 1" "$T/e" "cannot create $T/nodir/tlc_results.json.partial"
+# A symlink where the temporary file goes is removed, never written through.
+echo precious >"$T/victim"
+ln -s "$T/victim" "$T/tlc_results.json.partial"
+run_status 0 "$T/j" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/s.ndjson" --action Div --json \
+	--tlc-results "$T/tlc_results.json"
+check_eq "a symlink at the temporary file's name is not followed" precious "$(cat "$T/victim")"
+check_eq "the results are written all the same" 4 "$(jq .Div.passes "$T/tlc_results.json")"
 printf '%s\n' '{"pre":{"x":2},"post":{"x":5},"action":"Div"}' '{"action":"Div","state":{"x":2}}' >"$T/late.ndjson"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/W.tla" --windows "$T/late.ndjson" --action Div
 check_contains "a state record after windows: refused, not skipped" "$T/e" "late.ndjson:2:1: a \"state\" record in a file whose first record is a window"
