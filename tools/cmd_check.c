@@ -590,6 +590,7 @@ int cmd_check(int argc, char **argv)
 	const char *trace_spec = NULL, *states = NULL, *tlc_results = NULL, *tv = NULL, *index_var = "WINDOW_INDEX";
 	bool whole = false;
 	uint64_t max_failures = 10, jobs = 0 /* the default of each mode */, workers = 1, max_states = 0;
+	bool max_steps_given = false;
 	bool no_memo = false, no_deadlock = false, allow_empty = false;
 	static const struct option longopts[] = {
 		{ "spec", required_argument, NULL, 's' },    { "cfg", required_argument, NULL, 'c' },
@@ -652,6 +653,7 @@ int cmd_check(int argc, char **argv)
 		case OPT_MAX_STEPS:
 			if (!cli_parse_u64(&c, "--max-steps", optarg, &checker_window_steps))
 				return CLI_USAGE;
+			max_steps_given = true;
 			break;
 		case OPT_TIMEOUT:
 		case OPT_MAX_MEMORY: {
@@ -675,6 +677,9 @@ int cmd_check(int argc, char **argv)
 					    tlc_results };
 		return check_tv(&c, &to);
 	}
+	if (max_steps_given && (whole || states || model || trace_spec))
+		return cli_usage_error(&c, "--max-steps bounds one window's evaluation; a behaviour or a model (--whole, "
+				       "--states, --model, --trace-spec) is bounded by --max-states and --timeout");
 	if (whole && map && !windows) {
 		if (!spec || states || model || trace_spec || action || optind + 1 != argc)
 			return cli_usage_error(&c, "--whole --map M.tla takes --spec S.tla [--cfg S.cfg] and one FILE.spt");

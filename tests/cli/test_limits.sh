@@ -73,6 +73,8 @@ check_contains "--max-steps: the window's verdict names the limit" "$T/o" \
 	'window "Timeout-1" (line 1) ERROR: tests/replay/raft/Raft.tla:56:31: Timeout: evaluation budget of 5 steps exhausted (--max-steps)'
 check_contains "--max-steps: every window was still checked" "$T/o" "30 windows, 0 passed (0.0%), score 0; 30 could not be evaluated"
 check_contains "--max-steps: the exit status is explained" "$T/e" "30 windows could not be evaluated"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" check --model $R/Raft.tla --max-steps 5
+check_contains "--max-steps with --model: refused, not ignored" "$T/e" "--max-steps bounds one window's evaluation"
 run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson --action Timeout
 spec Slow "Next == x' = x
 Inv == \A a \in 1..100000 : \A b \in 1..100000 : a + b > 0"
