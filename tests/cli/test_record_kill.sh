@@ -96,7 +96,7 @@ check_contains "-f after a killed -f: the partial trace is named" "$T/e" "prev.s
 rm -f "$T/prev.spt.partial"
 ln -s "$T/k2.spt" "$T/link.spt"
 k2=$(sha256sum <"$T/k2.spt")
-run_status 0 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario initial-election -f -o "$T/link.spt"
+run_status 0 "$T/o" "$T/link.err" "$SPECTAP" record zookeeper --scenario initial-election -f -o "$T/link.spt"
 check "-f replaced the link, not its target" [ ! -L "$T/link.spt" ]
 check_eq "-f left the link's target alone" "$k2" "$(sha256sum <"$T/k2.spt")"
 run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/link.spt"
@@ -105,5 +105,5 @@ check_eq "-f: the new trace is closed cleanly" true "$(jq .indexed "$T/o")"
 while read -r d; do
 	check "the work directory $d of a killed recorder is gone" test ! -e "$d"
 done <"$T/killed_dirs"
-check_contains "and the recording that reclaimed them said so" "$T/e" "the work directory of a recorder that was killed"
+check_contains "and the recording that reclaimed them said so" "$T/link.err" "the work directory of a recorder that was killed"
 finish
