@@ -65,7 +65,7 @@ int checker_call(struct checker *ck, const char *name, spt_val *const *args, uin
 		 struct check_error *err);
 struct spec *checker_spec(struct checker *ck);
 /* Evaluation steps one window may take before its check is an error (check --max-steps; 0: no
- * limit), for the checkers made after it is set. */
+ * limit), for the checkers made after it is set; a mapping's call for one event has the same. */
 #define CHECKER_WINDOW_STEPS 100000000ull
 extern uint64_t checker_window_steps;
 

@@ -391,6 +391,10 @@ static int call(struct mapping *m, struct opdef *d, spt_val *const *args, spt_va
 	struct interp *in = m->in;
 	in->ev.arena = &m->scratch; /* a window check in between may have pointed it elsewhere */
 	ev_clear_error(&in->ev);
+	/* The step limit is per call, as it is per window: counted on from the calls before, a long
+	 * trace would reach it whatever each event costs (with --jobs or without a check at all,
+	 * no window check resets the count on this interpreter). */
+	in->steps = 0;
 	if (eval_call(in, d, args, d->n_params, out)) {
 		const struct eval_error *e = &in->ev.err;
 		snprintf(err->msg, sizeof(err->msg), "%s:%u:%u: in the mapping's %s: %s", e->pos.file ? e->pos.file : "?",

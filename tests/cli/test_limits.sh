@@ -75,6 +75,23 @@ check_contains "--max-steps: every window was still checked" "$T/o" "30 windows,
 check_contains "--max-steps: the exit status is explained" "$T/e" "30 windows could not be evaluated"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" check --model $R/Raft.tla --max-steps 5
 check_contains "--max-steps with --model: refused, not ignored" "$T/e" "--max-steps bounds one window's evaluation"
+# The limit is per window and per event the mapping reads, never the trace's sum: 400 events that
+# open no window, a few steps each, are read under a limit of 200, with and without workers.
+C=tests/replay/counter
+{
+	echo '{"header":{"system":"counter","nodes":["a"],"capture_method":"test"}}'
+	i=1
+	while [ $i -le 400 ]; do
+		echo '{"event":{"node":"a","source":"t","seq":'$i',"ts_ns":'$i',"lamport":'$i',"kind":"noop","state":{"value":0}}}'
+		i=$((i + 1))
+	done
+} >"$T/noop.ndjson"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" import --from json "$T/noop.ndjson" -o "$T/noop.spt"
+for jobs in 1 2; do
+	run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec $C/Counter.tla --map $C/CounterMap.tla "$T/noop.spt" --allow-empty \
+		--max-steps 200 --jobs $jobs
+	check_contains "--max-steps 200 --jobs $jobs: 400 events of a few steps each are read" "$T/o" "action Inc: no windows"
+done
 run_status 0 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson --action Timeout
 spec Slow "Next == x' = x
 Inv == \A a \in 1..100000 : \A b \in 1..100000 : a + b > 0"
