@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "spectap/trace.h"
 
 /* The options every record command shares (tools/record_common.c). */
 struct record_common {
@@ -19,16 +20,25 @@ struct record_common {
 	 * fills); a SIGKILL or power loss of record loses at most this much. */
 	unsigned flush_ms;
 	bool flush_ms_given;
+	/* --flush-events: also as soon as this many events wait to be written (0: by time only). */
+	uint64_t flush_events;
 };
 
 /* The default --flush-ms. */
 #define RECORD_FLUSH_MS 1000
 #define RECORD_OPT_FLUSH_MS 0x2100
+#define RECORD_OPT_FLUSH_EVENTS 0x2101
 #define RECORD_FLUSH_HELP \
 	"  --flush-ms MS    write the captured events to the trace at least every MS ms, so that a\n" \
-	"                   kill -9 or power loss loses at most that (default 1000; 0: at the end)\n"
+	"                   kill -9 or power loss loses at most that (default 1000; 0: at the end)\n" \
+	"  --flush-events N also write them as soon as N events wait (default: by time only)\n"
 /* The flush interval that rc asks for. */
 unsigned record_flush_ms(const struct record_common *rc);
+/* The writer options of rc's trace: --force, --flush-ms, --flush-events, fsync'd when flushed. */
+struct spt_writer_opts record_writer_opts(const struct record_common *rc);
+/* --flush-ms and --flush-events as given, appended to pass[*n] (for the runs of a corpus);
+ * buf holds their values. */
+void record_pass_flush(const struct record_common *rc, const char **pass, size_t *n, char buf[2][24]);
 
 /* Their long options, for a command's getopt_long table (short letters s n S o f L T j h). */
 #define RECORD_COMMON_LONGOPTS                                                                    \
@@ -36,7 +46,8 @@ unsigned record_flush_ms(const struct record_common *rc);
 	{ "seed", required_argument, NULL, 'S' },     { "output", required_argument, NULL, 'o' },  \
 	{ "force", no_argument, NULL, 'f' },          { "allow-loss", no_argument, NULL, 'L' },    \
 	{ "json", no_argument, NULL, 'j' },           { "help", no_argument, NULL, 'h' },          \
-	{ "flush-ms", required_argument, NULL, RECORD_OPT_FLUSH_MS }
+	{ "flush-ms", required_argument, NULL, RECORD_OPT_FLUSH_MS },                              \
+	{ "flush-events", required_argument, NULL, RECORD_OPT_FLUSH_EVENTS }
 #define RECORD_LOG_TERMS_LONGOPT { "log-terms", required_argument, NULL, 'T' }
 
 /* One getopt_long result: 1 when it was a shared option (stored in rc), 0 when it is the

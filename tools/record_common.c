@@ -49,6 +49,15 @@ int record_common_opt(struct cli *c, int opt, const char *arg, struct record_com
 		rc->flush_ms = (unsigned)v;
 		rc->flush_ms_given = true;
 		return 1;
+	case RECORD_OPT_FLUSH_EVENTS:
+		if (!cli_parse_u64(c, "--flush-events", arg, &v))
+			return -1;
+		if (v < 1 || v > 100000000) {
+			cli_usage_error(c, "--flush-events: %" PRIu64 " is not in 1..100000000", v);
+			return -1;
+		}
+		rc->flush_events = v;
+		return 1;
 	case 'T':
 		if (!cli_parse_u64(c, "--log-terms", arg, &v))
 			return -1;
@@ -65,6 +74,28 @@ int record_common_opt(struct cli *c, int opt, const char *arg, struct record_com
 unsigned record_flush_ms(const struct record_common *rc)
 {
 	return rc->flush_ms_given ? rc->flush_ms : RECORD_FLUSH_MS;
+}
+
+struct spt_writer_opts record_writer_opts(const struct record_common *rc)
+{
+	unsigned ms = record_flush_ms(rc);
+	/* Flushed means on disk: a power loss too. */
+	return (struct spt_writer_opts){.sz = sizeof(struct spt_writer_opts), .overwrite = rc->force, .flush_ms = ms,
+					.flush_events = rc->flush_events, .sync = ms > 0 || rc->flush_events > 0};
+}
+
+void record_pass_flush(const struct record_common *rc, const char **pass, size_t *n, char buf[2][24])
+{
+	if (rc->flush_ms_given) {
+		snprintf(buf[0], sizeof(buf[0]), "%u", rc->flush_ms);
+		pass[(*n)++] = "--flush-ms";
+		pass[(*n)++] = buf[0];
+	}
+	if (rc->flush_events) {
+		snprintf(buf[1], sizeof(buf[1]), "%" PRIu64, rc->flush_events);
+		pass[(*n)++] = "--flush-events";
+		pass[(*n)++] = buf[1];
+	}
 }
 
 int record_common_check(struct cli *c, int argc, char **argv, const char *system, const struct record_common *rc,
@@ -98,8 +129,7 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 	struct spt_header h = {.system = system, .system_version = version, .nodes = names, .n_nodes = n,
 			       .capture_method = "bpf", .scenario = rc->scenario, .has_seed = true, .seed = rc->seed,
 			       .command_line = cli_command_line()};
-	struct spt_writer_opts wo = {.sz = sizeof(wo), .overwrite = rc->force, .flush_ms = record_flush_ms(rc),
-				       .sync = record_flush_ms(rc) > 0}; /* flushed means on disk: a power loss too */
+	struct spt_writer_opts wo = record_writer_opts(rc);
 	struct spt_diag d = {""};
 	if (spt_writer_open(rc->out, &h, &wo, w, &d))
 		return cli_fail(c, "%s", d.msg);

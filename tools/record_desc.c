@@ -393,7 +393,7 @@ out:
 /* --until-covered: the corpus loop runs this command once per seed, with these options. */
 static int until_covered(struct rec *r, const char *system)
 {
-	char map[PATH_MAX], spec[PATH_MAX], cfg[PATH_MAX], nodes[16], flush[16];
+	char map[PATH_MAX], spec[PATH_MAX], cfg[PATH_MAX], nodes[16], flush[2][24];
 	const struct desc *d = &r->d;
 	const char *pass[16];
 	size_t n = 0;
@@ -414,11 +414,7 @@ static int until_covered(struct rec *r, const char *system)
 	}
 	if (r->com.allow_loss)
 		pass[n++] = "--allow-loss";
-	if (r->com.flush_ms_given) {
-		snprintf(flush, sizeof(flush), "%u", r->com.flush_ms);
-		pass[n++] = "--flush-ms";
-		pass[n++] = flush;
-	}
+	record_pass_flush(&r->com, pass, &n, flush);
 	pass[n] = NULL;
 	struct corpus_opts co = { .system = system, .scenario = r->com.scenario, .map = r->map, .spec = r->spec,
 				  .cfg = r->cfg, .dir = r->com.out, .seed = r->com.seed, .min = r->min ? r->min : 1,

@@ -70,7 +70,7 @@ static int until_covered(struct cli *c, const struct rec_opts *o)
 {
 	if (!o->map || !o->spec)
 		return cli_usage_error(c, "--until-covered needs --map M.tla and --spec S.tla");
-	char nodes[16], flush[16];
+	char nodes[16], flush[2][24];
 	const char *pass[16];
 	size_t n = 0;
 	snprintf(nodes, sizeof(nodes), "%u", o->com.nodes);
@@ -88,11 +88,7 @@ static int until_covered(struct cli *c, const struct rec_opts *o)
 	}
 	if (o->com.allow_loss)
 		pass[n++] = "--allow-loss";
-	if (o->com.flush_ms_given) {
-		snprintf(flush, sizeof(flush), "%u", o->com.flush_ms);
-		pass[n++] = "--flush-ms";
-		pass[n++] = flush;
-	}
+	record_pass_flush(&o->com, pass, &n, flush);
 	pass[n] = NULL;
 	struct corpus_opts co = { .system = "zookeeper", .scenario = o->com.scenario, .map = o->map, .spec = o->spec,
 				  .cfg = o->cfg, .dir = o->com.out, .seed = o->com.seed, .min = o->min,
@@ -263,8 +259,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 				.capture_method = o->via == EMIT_VIA_LTTNG ? "jvmti+lttng" : "jvmti+usdt",
 				.scenario = o->com.scenario, .has_seed = true, .seed = o->com.seed,
 				.command_line = cli_command_line() };
-	struct spt_writer_opts wo = { .sz = sizeof(wo), .overwrite = o->com.force, .flush_ms = record_flush_ms(&o->com),
-				       .sync = record_flush_ms(&o->com) > 0 }; /* flushed means on disk: a power loss too */
+	struct spt_writer_opts wo = record_writer_opts(&o->com);
 	struct spt_diag d = { "" };
 	if (spt_writer_open(o->com.out, &h, &wo, &w, &d)) {
 		cli_fail(c, "%s", d.msg);

@@ -9,6 +9,8 @@ run_status 2 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario leader-kill --
 check_contains "unknown transport" "$T/e" "--via: 'carrier-pigeon' is neither bpf nor lttng"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario leader-kill --nodes 1 -o "$T/x.spt"
 check_contains "a fault needs two servers" "$T/e" "scenario leader-kill needs at least 2 servers"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario leader-kill --flush-events 0 -o "$T/x.spt"
+check_contains "--flush-events 0 is refused" "$T/e" "--flush-events: 0 is not in 1..100000000"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record zookeeper --scenario leader-kill
 check_contains "the output is required" "$T/e" "-o OUT.spt is required"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record --scenario leader-kill zookeeper -o "$T/x.spt"
@@ -117,9 +119,16 @@ mkdir -p "$T/spectap-lttng-stale"
 lttng create spectap-999999-1 --output "$T/spectap-lttng-stale" >/dev/null 2>&1
 lttng enable-event -u spectap:event -s spectap-999999-1 >/dev/null 2>&1
 lttng start spectap-999999-1 >/dev/null 2>&1
-run_status 0 "$T/bs.json" "$T/bs.err" "$SPECTAP" record zookeeper --scenario initial-election --seed 5 -o "$T/bs.spt" --json
+run_status 0 "$T/bs.json" "$T/bs.err" "$SPECTAP" record zookeeper --scenario initial-election --seed 5 \
+	--flush-events 4 -o "$T/bs.spt" --json
 check_eq "a capture over BPF reclaims a killed capture's LTTng session too" "" "$(lttng list 2>/dev/null | grep spectap-999999-1 || true)"
 check_eq "bpf with a stale session around: nothing lost" 0 "$(jq .lost "$T/bs.json")"
+# --flush-events 4: a chunk as soon as four events wait (and each second), so at least one
+# chunk per four events.
+"$SPECTAP" stat --json "$T/bs.spt" >"$T/bs.stat"
+check "--flush-events 4: a chunk per 4 events at least ($(jq -c '[.events, .chunks]' "$T/bs.stat"))" \
+	[ "$(jq '.chunks * 4 >= .events' "$T/bs.stat")" = true ]
+check "--flush-events 4: and not one per event" [ "$(jq '.chunks < .events' "$T/bs.stat")" = true ]
 if [ -z "$daemon_before" ] && pid=$(cat /var/run/lttng/lttng-sessiond.pid 2>/dev/null); then
 	kill "$pid" 2>/dev/null
 	i=0
