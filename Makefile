@@ -56,7 +56,7 @@ BENCH_BIN  := $(BUILD)/bench/bench_trace $(BUILD)/bench/bench_etcd $(BUILD)/benc
 
 vpath %.c lib replay probes/go collector systems/etcd systems/zookeeper systems/redisraft tools harness $(BUILD)/gen
 
-.PHONY: all deps test unit cli fuzz fuzz-smoke clang-check zk-clang-check demo bench conformance clean
+.PHONY: all deps test unit cli fuzz fuzz-smoke bench-fuzz clang-check zk-clang-check demo bench conformance clean
 all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/tools/goprobe $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
 
 deps:
@@ -391,6 +391,10 @@ fuzz-smoke: $(FUZZ_BIN)
 
 fuzz: $(FUZZ_BIN)
 	@BUILD=$(BUILD) sh tests/fuzz/run.sh $${FUZZ_SECONDS:-600}
+
+# What the seed corpora buy: each target from nothing and from its seeds (bench/RESULTS.md).
+bench-fuzz: $(FUZZ_BIN)
+	@BUILD=$(BUILD) sh bench/bench_fuzz.sh
 
 test: deps
 	@rm -rf $(BUILD)/test-results
