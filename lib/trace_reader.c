@@ -388,6 +388,14 @@ static int try_index(struct spt_reader *r)
 		return 0;
 	const Spectap__Trace__Index *idx = p.idx;
 	uint64_t off = r->data_start, events = 0;
+	/* After a lost header the first chunk stands where the header frame ends, which only the
+	 * index knows: it must be past where the header frame began, and its own bytes decode. */
+	if (r->info.header_lost) {
+		if (!idx->n_chunks || idx->chunks[0]->offset <= off || idx->chunks[0]->offset > ioff)
+			return 0;
+		off = idx->chunks[0]->offset;
+	}
+	uint64_t chunks_start = off;
 	for (size_t i = 0; i < idx->n_chunks; i++) {
 		const Spectap__Trace__IndexChunk *c = idx->chunks[i];
 		if (c->offset != off || c->length == 0 || c->length > ioff - off || c->first_event != events)
@@ -414,11 +422,32 @@ static int try_index(struct spt_reader *r)
 	r->info.indexed = true;
 	r->info.events = events;
 	r->info.data_bytes = ioff;
+	r->info.damaged_bytes += chunks_start - r->data_start; /* the lost header's, if any */
 	r->cur = SIZE_MAX;
 	return 1;
 inconsistent:
 	r->n_chunks = 0;
 	r->n_losses = 0;
+	return 0;
+}
+
+/*
+ * A damaged header frame costs the header only: the chunks after it are read as usual (found
+ * by the index when it is intact, else by scanning from the damaged frame on), and the trace
+ * reads as damaged. What the header held (system, nodes, capture) reads as empty;
+ * the format version is the magic frame's.
+ */
+static int header_lost(struct spt_reader *r, uint64_t off, uint32_t version, const char *why)
+{
+	char msg[sizeof(r->info.damage)];
+	snprintf(msg, sizeof(msg), "header frame damaged (%.160s): the system, nodes and capture details are lost", why);
+	mark_damage(r, off, 0, 0, 0, msg); /* its bytes are counted where it is skipped */
+	r->info.header_lost = true;
+	static const char *const no_nodes[1] = { NULL };
+	r->header = (struct spt_header){ .system = "", .system_version = "", .nodes = no_nodes, .capture_method = "",
+					 .scenario = "", .command_line = "", .writer = "",
+					 .format_version = version };
+	r->data_start = off;
 	return 0;
 }
 
@@ -438,10 +467,18 @@ static int read_header(struct spt_reader *r, struct spt_diag *d)
 	size_t frame_len;
 	char why[200];
 	int rc = frame_decode(r->dctx, r->map + off, r->size - off, &r->raw, &frame_len, why, sizeof(why));
-	if (rc) {
-		diag(d, "%s: byte %llu: header frame damaged: %s", r->path, (unsigned long long)off, why);
+	if (rc == -ENOMEM) {
+		diag(d, "%s: out of memory reading the header", r->path);
 		return rc;
 	}
+	if (rc && frame_is_torn(r->map + off, r->size - off) && next_magic(r, off + 4) == r->size) {
+		/* Cut short, not damaged: no frame follows, so there is nothing to read. */
+		diag(d, "%s: byte %llu: the header frame is cut short (%s): the file holds no events", r->path,
+		     (unsigned long long)off, why);
+		return rc;
+	}
+	if (rc)
+		return header_lost(r, off, version, why);
 	ProtobufCAllocator pa;
 	codec_arena_allocator(&pa, &r->arena);
 	struct decoder hd;
@@ -468,10 +505,14 @@ static int read_header(struct spt_reader *r, struct spt_diag *d)
 		break;
 	}
 	dec_fini(&hd);
+	if (rc == -ENOMEM) {
+		diag(d, "%s: out of memory reading the header", r->path);
+		return rc;
+	}
 	if (rc) {
-		diag(d, "%s: byte %llu: header frame holds no valid header", r->path,
-		     (unsigned long long)off);
-		return rc == -ENOMEM ? rc : -EBADMSG;
+		memset(&r->header, 0, sizeof(r->header));
+		spt_arena_reset(&r->header_arena);
+		return header_lost(r, off, version, "it holds no valid header");
 	}
 	r->data_start = off + frame_len;
 	return 0;

@@ -298,7 +298,11 @@ void cli_warn_damage(struct cli *c, const char *path, const struct spt_reader *r
 		return;
 	warned = r;
 	warned_bytes = i->damaged_bytes;
-	if (i->damaged_chunks)
+	if (i->header_lost && !i->damaged_chunks && !i->damaged_tail)
+		cli_warn(c, "%s is damaged: its header frame (%" PRIu64 " bytes at byte %" PRIu64 ") could not be read: "
+			    "the system, nodes and capture details are lost; every chunk was read",
+			 path, i->damaged_bytes, i->damage_offset);
+	else if (i->damaged_chunks)
 		cli_warn(c, "%s is damaged: %" PRIu64 " chunk%s (%" PRIu64 " events) could not be read, the first at "
 			    "byte %" PRIu64 " (%s); every other chunk was read%s",
 			 path, i->damaged_chunks, i->damaged_chunks == 1 ? "" : "s", i->damaged_events,
@@ -327,9 +331,9 @@ void cli_json_damage(FILE *f, const struct spt_trace_info *i)
 		return;
 	}
 	fprintf(f, ",\"damage\":{\"offset\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"chunks\":%" PRIu64
-		   ",\"events\":%" PRIu64 ",\"tail\":%s,\"what\":",
+		   ",\"events\":%" PRIu64 ",\"tail\":%s,\"header_lost\":%s,\"what\":",
 		i->damage_offset, i->damaged_bytes, i->damaged_chunks, i->damaged_events,
-		i->damaged_tail ? "true" : "false");
+		i->damaged_tail ? "true" : "false", i->header_lost ? "true" : "false");
 	cli_json_str(f, i->damage);
 	fputc('}', f);
 }

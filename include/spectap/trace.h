@@ -81,6 +81,8 @@ struct spt_trace_info {
 	uint64_t damaged_chunks;  /* chunks lost (as far as the next intact chunk tells) */
 	uint64_t damaged_events;  /* event ordinals lost in them (their events are not read) */
 	bool damaged_tail;        /* the file ends in damage: how many events it held is unknown */
+	bool header_lost;         /* the header frame was damaged: the header reads as empty (its
+				   * bytes are in damaged_bytes); the chunks are read as ever */
 	char damage[256];         /* what was wrong at the first bad frame */
 };
 

@@ -73,6 +73,23 @@ check_contains "export says what to do" "$T/e" "--allow-damage exits 0"
 run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --allow-damage "$T/f.spt"
 check_contains "stat names the damage" "$T/o" "DAMAGED"
 
+# A flip in the header frame (it starts at byte 20, after the magic frame) costs the header only:
+# every event is read, through the index, and the damage says the header is lost.
+for off in 24 40; do
+	cp "$T/g.spt" "$T/h.spt"
+	printf '\125' | dd of="$T/h.spt" bs=1 seek=$off conv=notrunc 2>/dev/null
+	run_status 3 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/h.spt"
+	check_eq "header flip at $off: the header is lost, nothing else" "true 20 0 60000 true" \
+		"$(jq -r '"\(.damage.header_lost) \(.damage.offset) \(.damage.chunks) \(.events) \(.indexed)"' "$T/o")"
+	check_contains "header flip at $off: the warning says so" "$T/e" "its header frame"
+	check_eq "header flip at $off: every event is read" 60000 \
+		"$("$SPECTAP" dump --json --allow-damage "$T/h.spt" 2>/dev/null | jq -r '.event.state.i' | wc -l)"
+done
+# Cut inside the header frame: nothing to read, said so.
+head -c 40 "$T/g.spt" >"$T/hcut.spt"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" stat "$T/hcut.spt"
+check_contains "cut inside the header: said so" "$T/e" "the header frame is cut short"
+
 # Cut short, as a writer stopped mid-chunk leaves it: recovered, not damaged.
 head -c $((size - 1000)) "$T/g.spt" >"$T/torn.spt"
 run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/torn.spt"
