@@ -183,6 +183,8 @@ const struct builtin builtins[] = {
 	{ "TLCExt", "TLCModelValue", 1, bi_tlc_model_value },
 	{ "TLCExt", "AssertEq", 2, bi_assert_eq, 0, true },
 	{ "TLCExt", "TLCNoOp", 1, bi_tlc_noop },
+	{ "TLCExt", "TLCGetOrDefault", 2, bi_tlc_get_or_default, 0, true },
+	{ "TLCExt", "TLCGetAndSet", 4, NULL, 0, true, 2, bi_tlc_get_and_set },
 	{ "SVG", "SVGElem", 4, bi_svg_elem },
 	{ "SVG", "Line", 5, bi_svg_line },
 	{ "SVG", "Circle", 4, bi_svg_circle },

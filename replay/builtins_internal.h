@@ -96,6 +96,7 @@ BI(bi_bag_cardinality); BI(bi_bag_plus); BI(bi_bag_minus); BI(bi_sub_bag); BI(bi
 
 /* builtins_tlc.c */
 BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_trace); BI(bi_tostring); BI(bi_tlceval); BI(bi_tlcset); BI(bi_tlcget);
+BI(bi_tlc_get_or_default);
 
 /* builtins_ext.c */
 BI(bi_remove); BI(bi_replace_all); BI(bi_insert_at); BI(bi_replace_at); BI(bi_remove_at);
@@ -119,6 +120,7 @@ HBI_DECL(bi_fold_set); HBI_DECL(bi_reduce_set); HBI_DECL(bi_fold_function); HBI_
 HBI_DECL(bi_fold_function_on_set); HBI_DECL(bi_fold_left); HBI_DECL(bi_fold_right);
 HBI_DECL(bi_map_then_fold_set); HBI_DECL(bi_fold_bag); HBI_DECL(bi_quantify); HBI_DECL(bi_map_then_sum_set);
 HBI_DECL(bi_choose_unique); HBI_DECL(bi_restrict_domain); HBI_DECL(bi_restrict_values); HBI_DECL(bi_pointwise);
+HBI_DECL(bi_tlc_get_and_set); /* builtins_tlc.c */
 HBI_DECL(bi_bag_of_all); HBI_DECL(bi_set_to_sort_seq); HBI_DECL(bi_is_sorted); HBI_DECL(bi_is_causal_order);
 
 #endif

@@ -186,6 +186,41 @@ static int tlcget_named(struct ev *ev, const struct ast *at, const struct tlc_ru
 	return ev_fail(ev, at, "TLCGet(%s) was undefined", k);
 }
 
+/* TLCExt's TLCGetOrDefault(key, d): register key's value, or d when nothing was TLCSet there. */
+BI(bi_tlc_get_or_default)
+{
+	(void)n;
+	int64_t i;
+	if (args[0]->kind == SPT_STR && ev->run)
+		return tlcget_named(ev, at, ev->run, args[0], out);
+	if (register_index(ev, at, "TLCGetOrDefault", args[0], &i))
+		return EVAL_ERR;
+	struct tlc_registers *t = regs(ev);
+	*out = t && t->r[i] ? t->r[i] : args[1];
+	return 0;
+}
+
+/* TLCExt's TLCGetAndSet(key, Op, v, d): sets register key to Op(old, v), where old is its value
+ * (d when unset), and gives old. */
+HBI_DECL(bi_tlc_get_and_set)
+{
+	(void)n;
+	int64_t i;
+	if (register_index(ev, at, "TLCGetAndSet", args[0], &i))
+		return EVAL_ERR;
+	struct tlc_registers *t = regs(ev);
+	if (!t)
+		return bi_ret(ev, at, "TLCGetAndSet", NULL, out);
+	spt_val *old = t->r[i] ? t->r[i] : args[3], *op_args[2] = { old, args[2] }, *v;
+	if (ev_call_op(ev, at, ops[1], op_args, 2, &v))
+		return EVAL_ERR;
+	if (!(v = spt_value_clone(&t->arena, v))) /* registers outlive the window being checked */
+		return bi_ret(ev, at, "TLCGetAndSet", NULL, out);
+	t->r[i] = v;
+	*out = old;
+	return 0;
+}
+
 BI(bi_tlcget)
 {
 	(void)n;

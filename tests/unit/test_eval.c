@@ -306,6 +306,8 @@ static void test_bags_registers(void)
 	EXPECT("Bag7", "FALSE");
 	EXPECT("Reg1", "TRUE");
 	expect_err(__LINE__, "Reg2", "TLCGet(\"level\")", "describes TLC's model checking run", NULL);
+	EXPECT("Reg3", "\"none\"");
+	EXPECT("Reg4", "TRUE");
 }
 
 static void test_except(void)

@@ -196,4 +196,11 @@ Bag6 == BagToSet(Bag1)
 Bag7 == BagIn("b", EmptyBag)
 Reg1 == TLCSet(3, <<7>>) /\ TLCGet(3) = <<7>>
 Reg2 == TLCGet("level")
+Ext == INSTANCE TLCExt
+Reg3 == Ext!TLCGetOrDefault(5, "none")
+\* old value 10 (the default), set to 10 + 2, then 12 + 5: each call gives the value before it
+Reg4 == /\ Ext!TLCGetAndSet(6, LAMBDA a, b : a + b, 2, 10) = 10
+        /\ Ext!TLCGetAndSet(6, +, 5, 10) = 12
+        /\ TLCGet(6) = 17
+        /\ Ext!TLCGetOrDefault(6, 0) = 17
 ====
