@@ -23,7 +23,9 @@ CAPTURE_SRC := $(COLLECTOR_CORE) collector/supervise.c systems/etcd/cluster.c sy
 	       collector/emit_collect.c collector/emit_capture.c collector/lttng_reader.c \
 	       systems/zookeeper/ensemble.c systems/zookeeper/zk_scenario.c systems/zookeeper/zk_programs.c \
 	       systems/redisraft/rr_cluster.c systems/redisraft/rr_probes.c systems/redisraft/rr_shape.c systems/redisraft/rr_programs.c \
-	       systems/redisraft/rr_scenario.c
+	       systems/redisraft/rr_scenario.c \
+	       systems/zookeeper/sysmobench_zk.c systems/redisraft/sysmobench_rr.c
+# (the last two: the systems' own SysMoBench dialects, which add themselves to lib's envelope)
 TOOL_SRC   := $(wildcard tools/*.c)
 # The harness: a system described as data (systems/<name>/system.yaml) run and recorded.
 HARNESS_SRC := $(wildcard harness/*.c)

@@ -25,38 +25,32 @@ extern const struct dialect_ops dialect_json, dialect_etcd, dialect_sysmobench;
 /* Message fields in the order etcd-io/raft writes them (NULL-terminated). */
 extern const char *const etcd_msg_order[];
 
-/* ---- sysmobench: the envelope, and its ZooKeeper dialect (dialect_sysmobench_zk.c) ---- */
+/* ---- sysmobench: the envelope, and the systems' own dialects of it ---- */
 
 /* Opens an event line: {"tag":"trace","ts":"<ns>","event": (the event object follows). */
 void smb_line_start(struct spt_buf *b, uint64_t ts_ns);
-/* The ZooKeeper dialect's state for one export: step counter and message pairing. */
-struct smb_zk;
-int smb_zk_new(struct smb_zk **out);
-void smb_zk_free(struct smb_zk *zk);
-/* A ZooKeeper event kind ("zk.*"). */
-bool smb_zk_kind(const char *kind);
-/* A node as the dialect names it: "s" + the server id, as a JSON string. */
-int smb_zk_put_node(struct spt_export *ex, struct spt_buf *b, const char *name);
-/* Appends ev's line, or counts ev as dropped when the dialect has no event for it. */
-int smb_zk_export_event(struct spt_export *ex, struct smb_zk *zk, const struct spt_event *ev,
-			struct spt_buf *b);
 
-/* ---- sysmobench: its RedisRaft dialect (dialect_sysmobench_rr.c) ---- */
-
-/* The RedisRaft dialect's state for one export: each node's last vote response. */
-struct smb_rr;
-int smb_rr_new(struct smb_rr **out);
-void smb_rr_free(struct smb_rr *rr);
-/* An event of a RedisRaft trace: a kind only RedisRaft's have, or RedisRaft's state fields. */
-bool smb_rr_event_is(const struct spt_event *ev);
-/* A node as the dialect names it: "s<id>" ("3" becomes "s3", "s3" stays), as a JSON string. */
-int smb_rr_put_node(struct spt_export *ex, struct spt_buf *b, const char *name);
-/* Appends ev's line, or counts ev as dropped when the dialect has no event for it; a
- * BecomeLeader is held until the node's next event (its vote response goes before it). */
-int smb_rr_export_event(struct spt_export *ex, struct smb_rr *rr, const struct spt_event *ev,
-			struct spt_buf *b);
-/* Appends the lines still held. */
-int smb_rr_export_end(struct smb_rr *rr, struct spt_buf *b);
+/*
+ * A system whose traces SysMoBench reads in a dialect of its own (ZooKeeper's Remix lines,
+ * RedisRaft's emitter): the system's shim (systems/NAME/sysmobench_*.c) describes it and adds it
+ * with spt_sysmobench_add_system; the envelope (dialect_sysmobench.c) knows none by name.
+ */
+struct smb_system {
+	const char *system;  /* the header's system name */
+	/* An event of this system, for a trace whose header names none (an imported one). */
+	bool (*event_is)(const struct spt_event *ev);
+	/* The state of one export (step counters, message pairing, held lines): 0 or -ENOMEM. */
+	int (*state_new)(void **out);
+	void (*state_free)(void *st);
+	/* A node of the config line, as the dialect names it (a JSON string). */
+	int (*put_node)(struct spt_export *ex, struct spt_buf *b, const char *name);
+	/* Appends ev's line, or counts ev as dropped when the dialect has no event for it. */
+	int (*export_event)(struct spt_export *ex, void *st, const struct spt_event *ev, struct spt_buf *b);
+	/* Appends what is still held at the end; may be NULL. */
+	int (*export_end)(void *st, struct spt_buf *b);
+};
+/* Adds s (static storage) to the systems the sysmobench dialect knows; at most 16. */
+void spt_sysmobench_add_system(const struct smb_system *s);
 
 /* The arena of the line being imported (values built by a dialect live there). */
 struct spt_arena *import_arena(struct spt_import *im);

@@ -3,8 +3,8 @@
  * {"tag":"trace","ts":"<ns>","event":{"name","nid","state":{...},"msg":{...}}} per event.
  * The envelope has no message direction or id: on export a message is written as "msg" with its
  * type, from and to; on import "msg" and any other event field are kept in args.
- * A ZooKeeper trace is exported in the ZooKeeper dialect instead (dialect_sysmobench_zk.c), a
- * RedisRaft trace in the RedisRaft dialect (dialect_sysmobench_rr.c).
+ * A trace of a system that has a dialect of its own (ZooKeeper's, RedisRaft's: added by the
+ * systems' shims with spt_sysmobench_add_system) is exported in that dialect instead.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -86,27 +86,36 @@ static int smb_import(struct spt_import *im, spt_val *obj, struct spt_event *ev,
 	return 1;
 }
 
+/* The systems with a dialect of their own, as their shims added them. */
+static const struct smb_system *systems[16];
+static unsigned n_systems;
+
+void spt_sysmobench_add_system(const struct smb_system *s)
+{
+	for (unsigned i = 0; i < n_systems; i++)
+		if (systems[i] == s)
+			return;
+	if (n_systems < sizeof(systems) / sizeof(systems[0]))
+		systems[n_systems++] = s;
+}
+
 /*
- * What an export remembers between lines (kept with the export): whether the trace is
- * ZooKeeper's or RedisRaft's, known from the header or, when it names no system (an imported
- * file), from the first event (its kind, or RedisRaft's state fields); and the state of the
- * system's dialect (ZooKeeper's step counter and message pairing, RedisRaft's vote responses).
+ * What an export remembers between lines (kept with the export): which system's dialect the
+ * trace is written in (none: the generic envelope), known from the header or, when it names no
+ * system (an imported file), from the first event; and that dialect's own state.
  */
-enum smb_mode { SMB_UNDECIDED, SMB_GENERIC, SMB_ZK, SMB_RR };
 struct smb_state {
-	enum smb_mode mode;
+	bool decided;
 	bool config_pending; /* begin left the config line to the first event */
-	struct smb_zk *zk;
-	struct smb_rr *rr;
+	const struct smb_system *sys; /* NULL: the generic envelope */
+	void *sys_state;
 };
 
 static void state_free(void *p)
 {
 	struct smb_state *st = p;
-	if (st) {
-		smb_zk_free(st->zk);
-		smb_rr_free(st->rr);
-	}
+	if (st && st->sys && st->sys_state)
+		st->sys->state_free(st->sys_state);
 	free(st);
 }
 
@@ -119,14 +128,12 @@ static struct smb_state *state_of(struct spt_export *ex)
 	if (!(st = calloc(1, sizeof(*st))))
 		return NULL;
 	const char *sys = export_header(ex)->system;
-	if (!sys || !*sys)
-		st->mode = SMB_UNDECIDED;
-	else if (!strcmp(sys, "zookeeper"))
-		st->mode = SMB_ZK;
-	else if (!strcmp(sys, "redisraft"))
-		st->mode = SMB_RR;
-	else
-		st->mode = SMB_GENERIC;
+	if (sys && *sys) {
+		st->decided = true;
+		for (unsigned i = 0; i < n_systems; i++)
+			if (!strcmp(sys, systems[i]->system))
+				st->sys = systems[i];
+	}
 	export_set_state(ex, st, state_free);
 	return st;
 }
@@ -141,7 +148,7 @@ static int put_config(struct spt_export *ex, const struct smb_state *st, struct 
 {
 	const struct spt_header *h = export_header(ex);
 	spt_val *line = h->extra ? spt_rec_get(h->extra, "config_line") : NULL;
-	if (line && st->mode == SMB_GENERIC) { /* an imported trace's, as it came */
+	if (line && !st->sys) { /* an imported trace's, as it came */
 		spt_json_write(b, line, 0, NULL);
 		spt_buf_putc(b, '\n');
 		return 0;
@@ -150,11 +157,8 @@ static int put_config(struct spt_export *ex, const struct smb_state *st, struct 
 	for (size_t i = 0; i < h->n_nodes; i++) {
 		if (i)
 			spt_buf_putc(b, ',');
-		if (st->mode == SMB_ZK) {
-			if (smb_zk_put_node(ex, b, h->nodes[i]))
-				return -ENOMEM;
-		} else if (st->mode == SMB_RR) {
-			if (smb_rr_put_node(ex, b, h->nodes[i]))
+		if (st->sys) {
+			if (st->sys->put_node(ex, b, h->nodes[i]))
 				return -ENOMEM;
 		} else {
 			spt_buf_json_str(b, h->nodes[i], strlen(h->nodes[i]));
@@ -169,7 +173,7 @@ static int smb_export_begin(struct spt_export *ex, struct spt_buf *b)
 	struct smb_state *st = state_of(ex);
 	if (!st)
 		return -ENOMEM;
-	if (st->mode != SMB_UNDECIDED)
+	if (st->decided)
 		return put_config(ex, st, b);
 	st->config_pending = true;
 	return 0;
@@ -266,29 +270,28 @@ static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, s
 	struct smb_state *st = state_of(ex);
 	if (!st)
 		return -ENOMEM;
-	if (st->mode == SMB_UNDECIDED)
-		st->mode = smb_zk_kind(ev->kind) ? SMB_ZK : smb_rr_event_is(ev) ? SMB_RR : SMB_GENERIC;
+	if (!st->decided) {
+		st->decided = true;
+		for (unsigned i = 0; i < n_systems && !st->sys; i++)
+			if (systems[i]->event_is(ev))
+				st->sys = systems[i];
+	}
 	if (st->config_pending) {
 		st->config_pending = false;
 		if ((rc = put_config(ex, st, b)))
 			return rc;
 	}
-	if (st->mode == SMB_GENERIC)
+	if (!st->sys)
 		return generic_event(ex, ev, b);
-	if (st->mode == SMB_RR) {
-		if (!st->rr && (rc = smb_rr_new(&st->rr)))
-			return rc;
-		return smb_rr_export_event(ex, st->rr, ev, b);
-	}
-	if (!st->zk && (rc = smb_zk_new(&st->zk)))
+	if (!st->sys_state && (rc = st->sys->state_new(&st->sys_state)))
 		return rc;
-	return smb_zk_export_event(ex, st->zk, ev, b);
+	return st->sys->export_event(ex, st->sys_state, ev, b);
 }
 
 static int smb_export_end(struct spt_export *ex, struct spt_buf *b)
 {
 	struct smb_state *st = export_state(ex);
-	return st && st->rr ? smb_rr_export_end(st->rr, b) : 0;
+	return st && st->sys && st->sys_state && st->sys->export_end ? st->sys->export_end(st->sys_state, b) : 0;
 }
 
 const struct dialect_ops dialect_sysmobench = {

@@ -31,7 +31,7 @@ struct smb_zk {
 	struct spt_buf payload;    /* scratch for the payload text */
 };
 
-int smb_zk_new(struct smb_zk **out)
+static int zk_state_new(void **out)
 {
 	struct smb_zk *zk = calloc(1, sizeof(*zk));
 	if (!zk || spt_msgpair_new(&zk->pairs)) {
@@ -42,8 +42,9 @@ int smb_zk_new(struct smb_zk **out)
 	return 0;
 }
 
-void smb_zk_free(struct smb_zk *zk)
+static void zk_state_free(void *p)
 {
+	struct smb_zk *zk = p;
 	if (!zk)
 		return;
 	spt_msgpair_free(zk->pairs);
@@ -51,9 +52,9 @@ void smb_zk_free(struct smb_zk *zk)
 	free(zk);
 }
 
-bool smb_zk_kind(const char *kind) { return kind && !strncmp(kind, "zk.", 3); }
+static bool zk_event_is(const struct spt_event *ev) { return ev->kind && !strncmp(ev->kind, "zk.", 3); }
 
-int smb_zk_put_node(struct spt_export *ex, struct spt_buf *b, const char *name)
+static int zk_put_node(struct spt_export *ex, struct spt_buf *b, const char *name)
 {
 	size_t n = strlen(name);
 	char *s = spt_arena_alloc(export_arena(ex), n + 2);
@@ -199,9 +200,9 @@ static const char *zk_name(struct spt_export *ex, const struct spt_event *ev)
 	return NULL;
 }
 
-int smb_zk_export_event(struct spt_export *ex, struct smb_zk *zk, const struct spt_event *ev,
-			struct spt_buf *b)
+static int zk_export_event(struct spt_export *ex, void *st, const struct spt_event *ev, struct spt_buf *b)
 {
+	struct smb_zk *zk = st;
 	struct spt_json_loss loss = { 0 };
 	const char *name = zk_name(ex, ev);
 	if (!name)
@@ -211,7 +212,7 @@ int smb_zk_export_event(struct spt_export *ex, struct smb_zk *zk, const struct s
 	spt_buf_puts(b, "{\"event\":");
 	spt_buf_json_str(b, name, strlen(name));
 	spt_buf_printf(b, ",\"step\":%" PRIu64 ",\"node\":", zk->step++);
-	int rc = smb_zk_put_node(ex, b, ev->node);
+	int rc = zk_put_node(ex, b, ev->node);
 	if (rc)
 		return rc;
 	/* Remix: the thread of the node that took the step; -1 for BecomeLeader. */
@@ -236,3 +237,15 @@ int smb_zk_export_event(struct spt_export *ex, struct smb_zk *zk, const struct s
 	export_drop_common(ex, &counted, &loss);
 	return 0;
 }
+
+static const struct smb_system zookeeper = {
+	.system = "zookeeper",
+	.event_is = zk_event_is,
+	.state_new = zk_state_new,
+	.state_free = zk_state_free,
+	.put_node = zk_put_node,
+	.export_event = zk_export_event,
+};
+
+/* Linked into spectap, the dialect is known to `export --to sysmobench`. */
+__attribute__((constructor)) static void add_zookeeper(void) { spt_sysmobench_add_system(&zookeeper); }

@@ -57,13 +57,14 @@ struct smb_rr {
 	size_t n, cap;
 };
 
-int smb_rr_new(struct smb_rr **out)
+static int rr_state_new(void **out)
 {
-	return (*out = calloc(1, sizeof(**out))) ? 0 : -ENOMEM;
+	return (*out = calloc(1, sizeof(struct smb_rr))) ? 0 : -ENOMEM;
 }
 
-void smb_rr_free(struct smb_rr *rr)
+static void rr_state_free(void *p)
 {
+	struct smb_rr *rr = p;
 	if (!rr)
 		return;
 	for (size_t i = 0; i < rr->n; i++) {
@@ -89,7 +90,7 @@ static bool in(const char *s, const char *const *list)
 	return false;
 }
 
-bool smb_rr_event_is(const struct spt_event *ev)
+static bool rr_event_is(const struct spt_event *ev)
 {
 	if (ev->kind && in(ev->kind, rr_only_kinds))
 		return true;
@@ -108,7 +109,7 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-int smb_rr_put_node(struct spt_export *ex, struct spt_buf *b, const char *name)
+static int rr_put_node(struct spt_export *ex, struct spt_buf *b, const char *name)
 {
 	if (!all_digits(name)) {
 		if (!(name[0] == 's' && all_digits(name + 1)))
@@ -140,7 +141,7 @@ static int put_voted_for(struct spt_export *ex, struct spt_buf *b, spt_val *v, s
 		if (!*v->u.s || !strcmp(v->u.s, "0"))
 			spt_buf_puts(b, "\"\"");
 		else
-			return smb_rr_put_node(ex, b, v->u.s);
+			return rr_put_node(ex, b, v->u.s);
 		return 0;
 	}
 	spt_json_write(b, v, 0, loss);
@@ -221,10 +222,10 @@ static int put_msg(struct spt_export *ex, struct spt_buf *b, const struct spt_ms
 	uint32_t used = 0;
 	int rc;
 	spt_buf_puts(b, ",\"msg\":{\"from\":");
-	if ((rc = smb_rr_put_node(ex, b, m->from)))
+	if ((rc = rr_put_node(ex, b, m->from)))
 		return rc;
 	spt_buf_puts(b, ",\"to\":");
-	if ((rc = smb_rr_put_node(ex, b, m->to)))
+	if ((rc = rr_put_node(ex, b, m->to)))
 		return rc;
 	if (term) {
 		spt_buf_puts(b, ",\"term\":");
@@ -452,9 +453,9 @@ static void release_for_receive(struct smb_rr *rr, const struct spt_event *ev, s
 			release(&rr->nodes[i], b);
 }
 
-int smb_rr_export_event(struct spt_export *ex, struct smb_rr *rr, const struct spt_event *ev,
-			struct spt_buf *b)
+static int rr_export_event(struct spt_export *ex, void *st, const struct spt_event *ev, struct spt_buf *b)
 {
+	struct smb_rr *rr = st;
 	struct spt_json_loss loss = { 0 };
 	const struct mfield *fields;
 	int rc, granted = -1;
@@ -494,7 +495,7 @@ int smb_rr_export_event(struct spt_export *ex, struct smb_rr *rr, const struct s
 	spt_buf_puts(out, "{\"name\":");
 	spt_buf_json_str(out, name, strlen(name));
 	spt_buf_puts(out, ",\"nid\":");
-	if ((rc = smb_rr_put_node(ex, out, ev->node)) ||
+	if ((rc = rr_put_node(ex, out, ev->node)) ||
 	    (rc = put_state(ex, out, ev->state, shape, moved ? pre.role : NULL, &loss)))
 		return rc;
 	if (fields && (rc = put_msg(ex, out, ev->msg, fields, term, granted, &loss)))
@@ -515,9 +516,23 @@ int smb_rr_export_event(struct spt_export *ex, struct smb_rr *rr, const struct s
 	return 0;
 }
 
-int smb_rr_export_end(struct smb_rr *rr, struct spt_buf *b)
+static int rr_export_end(void *st, struct spt_buf *b)
 {
+	struct smb_rr *rr = st;
 	for (size_t i = 0; i < rr->n; i++)
 		release(&rr->nodes[i], b);
 	return b->oom ? -ENOMEM : 0;
 }
+
+static const struct smb_system redisraft = {
+	.system = "redisraft",
+	.event_is = rr_event_is,
+	.state_new = rr_state_new,
+	.state_free = rr_state_free,
+	.put_node = rr_put_node,
+	.export_event = rr_export_event,
+	.export_end = rr_export_end,
+};
+
+/* Linked into spectap, the dialect is known to `export --to sysmobench`. */
+__attribute__((constructor)) static void add_redisraft(void) { spt_sysmobench_add_system(&redisraft); }
