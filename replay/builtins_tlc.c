@@ -128,18 +128,26 @@ static int register_index(struct ev *ev, const struct ast *at, const char *op, s
 	return 0;
 }
 
-BI(bi_tlcset)
+/* Register key := v; 0 or EVAL_ERR. */
+static int set_register(struct ev *ev, const struct ast *at, const char *op, spt_val *key, spt_val *v)
 {
-	(void)n;
 	int64_t i;
-	if (register_index(ev, at, "TLCSet", args[0], &i))
+	if (register_index(ev, at, op, key, &i))
 		return EVAL_ERR;
 	/* Registers outlive the window being checked: keep a copy of their own. */
 	struct tlc_registers *t = regs(ev);
-	spt_val *v = t ? spt_value_clone(&t->arena, args[1]) : NULL;
-	if (!v)
-		return bi_ret(ev, at, "TLCSet", NULL, out);
-	t->r[i] = v;
+	spt_val *copy = t ? spt_value_clone(&t->arena, v) : NULL;
+	if (!copy)
+		return ev_fail(ev, at, "out of memory in %s", op);
+	t->r[i] = copy;
+	return 0;
+}
+
+BI(bi_tlcset)
+{
+	(void)n;
+	if (set_register(ev, at, "TLCSet", args[0], args[1]))
+		return EVAL_ERR;
 	return bi_ret_bool(ev, at, "TLCSet", true, out);
 }
 
@@ -186,18 +194,32 @@ static int tlcget_named(struct ev *ev, const struct ast *at, const struct tlc_ru
 	return ev_fail(ev, at, "TLCGet(%s) was undefined", k);
 }
 
+/* TLCGet(key) and TLCGetOrDefault(key, d) (dflt; NULL: unset is an error). */
+static int get_register(struct ev *ev, const struct ast *at, const char *op, spt_val *key, spt_val *dflt,
+			spt_val **out)
+{
+	int64_t i;
+	if (key->kind == SPT_STR && ev->run)
+		return tlcget_named(ev, at, ev->run, key, out);
+	if (register_index(ev, at, op, key, &i))
+		return EVAL_ERR;
+	struct tlc_registers *t = regs(ev);
+	if (!(*out = t && t->r[i] ? t->r[i] : dflt))
+		return ev_fail(ev, at, "%s(%lld): nothing was TLCSet there", op, (long long)i);
+	return 0;
+}
+
+BI(bi_tlcget)
+{
+	(void)n;
+	return get_register(ev, at, "TLCGet", args[0], NULL, out);
+}
+
 /* TLCExt's TLCGetOrDefault(key, d): register key's value, or d when nothing was TLCSet there. */
 BI(bi_tlc_get_or_default)
 {
 	(void)n;
-	int64_t i;
-	if (args[0]->kind == SPT_STR && ev->run)
-		return tlcget_named(ev, at, ev->run, args[0], out);
-	if (register_index(ev, at, "TLCGetOrDefault", args[0], &i))
-		return EVAL_ERR;
-	struct tlc_registers *t = regs(ev);
-	*out = t && t->r[i] ? t->r[i] : args[1];
-	return 0;
+	return get_register(ev, at, "TLCGetOrDefault", args[0], args[1], out);
 }
 
 /* TLCExt's TLCGetAndSet(key, Op, v, d): sets register key to Op(old, v), where old is its value
@@ -205,33 +227,11 @@ BI(bi_tlc_get_or_default)
 HBI_DECL(bi_tlc_get_and_set)
 {
 	(void)n;
-	int64_t i;
-	if (register_index(ev, at, "TLCGetAndSet", args[0], &i))
+	spt_val *old, *v;
+	if (get_register(ev, at, "TLCGetAndSet", args[0], args[3], &old))
 		return EVAL_ERR;
-	struct tlc_registers *t = regs(ev);
-	if (!t)
-		return bi_ret(ev, at, "TLCGetAndSet", NULL, out);
-	spt_val *old = t->r[i] ? t->r[i] : args[3], *op_args[2] = { old, args[2] }, *v;
+	spt_val *op_args[2] = { old, args[2] };
 	if (ev_call_op(ev, at, ops[1], op_args, 2, &v))
 		return EVAL_ERR;
-	if (!(v = spt_value_clone(&t->arena, v))) /* registers outlive the window being checked */
-		return bi_ret(ev, at, "TLCGetAndSet", NULL, out);
-	t->r[i] = v;
-	*out = old;
-	return 0;
-}
-
-BI(bi_tlcget)
-{
-	(void)n;
-	int64_t i;
-	if (args[0]->kind == SPT_STR && ev->run)
-		return tlcget_named(ev, at, ev->run, args[0], out);
-	if (register_index(ev, at, "TLCGet", args[0], &i))
-		return EVAL_ERR;
-	struct tlc_registers *t = regs(ev);
-	if (!t || !t->r[i])
-		return ev_fail(ev, at, "TLCGet(%lld): nothing was TLCSet there", (long long)i);
-	*out = t->r[i];
-	return 0;
+	return set_register(ev, at, "TLCGetAndSet", args[0], v) ? EVAL_ERR : (*out = old, 0);
 }
