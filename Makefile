@@ -58,8 +58,8 @@ BENCH_BIN  := $(BUILD)/bench/bench_trace $(BUILD)/bench/bench_etcd $(BUILD)/benc
 
 vpath %.c lib replay probes/go collector systems/etcd systems/zookeeper systems/redisraft tools harness $(BUILD)/gen
 
-.PHONY: all deps test unit cli fuzz fuzz-smoke bench-fuzz clang-check zk-clang-check demo bench conformance clean
-all: $(BUILD)/spectap $(BUILD)/tools/putload $(BUILD)/tools/goprobe $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
+.PHONY: all deps test unit cli fuzz fuzz-smoke bench-fuzz check-only clang-check zk-clang-check demo bench conformance clean
+all: $(BUILD)/spectap $(BUILD)/spectap-check $(BUILD)/tools/putload $(BUILD)/tools/goprobe $(BUILD)/libspectap_emit.a $(BUILD)/libspectap_zk_agent.so
 
 deps:
 	@sh scripts/deps.sh
@@ -116,6 +116,19 @@ $(BUILD)/spectap: $(TOOL_OBJ) $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libre
 $(BUILD)/san/spectap: $(TOOL_SOBJ) $(CAPTURE_SOBJ) $(BUILD)/san/libprobes.a $(BUILD)/san/libreplay.a \
 		$(BUILD)/san/libspectap.a $(BUILD)/san/libcbin.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $^ $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lpthread -ldw -lelf -ldl
+
+# spectap without the capture stack (no libbpf, LTTng, libdw, capstone): check, import, export,
+# dump, stat and windows, for machines that only check traces. `make check-only`.
+CHECKONLY_SRC := $(filter-out tools/main.c tools/cmd_record.c tools/cmd_doctor.c tools/record_%.c \
+		   tools/capstone_lazy.c,$(TOOL_SRC)) harness/desc.c harness/ydoc.c harness/template.c \
+		 systems/zookeeper/sysmobench_zk.c systems/redisraft/sysmobench_rr.c
+$(BUILD)/checkonly/tools/main.o: tools/main.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DSPECTAP_CHECK_ONLY -c $< -o $@
+$(BUILD)/spectap-check: $(call obj,rel,$(CHECKONLY_SRC)) $(BUILD)/checkonly/tools/main.o $(BUILD)/libreplay.a \
+		$(BUILD)/libspectap.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS) -lyaml -lpthread
+check-only: $(BUILD)/spectap-check
 
 # Generic uprobes (probes/): vmlinux.h, the BPF object and its skeleton are generated into
 # $(BUILD)/bpf, never committed. Static pattern rules, so they win over $(BUILD)/{rel,san}/%.o.

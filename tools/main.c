@@ -5,6 +5,19 @@
 #include "cli.h"
 #include "commands.h"
 
+#ifdef SPECTAP_CHECK_ONLY
+/* `make check-only`: the checker, importers and exporters without the capture stack. */
+static int not_built(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "spectap %s: this spectap was built without the capture stack (make check-only); "
+			"build the whole tool with make to record or to list what recording needs\n", argv[0]);
+	return CLI_USAGE;
+}
+#define cmd_record not_built
+#define cmd_doctor not_built
+#endif
+
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
