@@ -323,5 +323,6 @@ void check_oom_hint(char *msg, size_t size)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	snprintf(msg + n, size - n, "; spectap had %ld MB when memory ran out: check fewer windows at a time (a shorter "
-		 "trace, fewer --jobs) or give it more memory", ru.ru_maxrss / 1024);
+		 "trace, fewer --jobs) or give it more memory (--max-memory MB, 0 for no limit; the default is 90%% "
+		 "of what was available)", ru.ru_maxrss / 1024);
 }

@@ -67,8 +67,10 @@ static const char usage[] =
 	"                   total, rate, failures, errors}}\n"
 	"  --timeout S      stop after S seconds (every mode, reading the modules too) with an\n"
 	"                   error naming where it was\n"
-	"  --max-memory MB  the address space spectap may use (every mode); past it, out of\n"
-	"                   memory is an error naming where it was, not the machine's OOM kill\n"
+	"  --max-memory MB  the memory spectap may allocate (every mode; traces are read from their\n"
+	"                   files and do not count); past it, out of memory is an error naming where\n"
+	"                   it was, not the machine's OOM kill (default: 90% of the memory available\n"
+	"                   when it starts; 0: no limit)\n"
 	"\n"
 	"  --tv TV_A.tla    the benchmark's per-action wrapper module (SysMoBench's tv-eval skill),\n"
 	"                   as it is: for each window of its windows file (--windows, default\n"
@@ -577,11 +579,60 @@ static int arm_timeout(unsigned seconds)
 	return 0;
 }
 
-/* --max-memory: allocations past it fail, and are reported as out of memory where they were. */
+/*
+ * --max-memory: allocations past it fail, and are reported as out of memory where they were.
+ * RLIMIT_DATA counts the heap and private anonymous mappings, not the traces mapped from their
+ * files. 0: no limit. The default is 90% of the memory available when the check starts (past
+ * it the machine would swap or kill), never above a limit already set; not under
+ * AddressSanitizer, whose shadow memory such a limit forbids.
+ */
 static int limit_memory(uint64_t mb)
 {
-	struct rlimit rl = { (rlim_t)mb << 20, (rlim_t)mb << 20 };
-	return setrlimit(RLIMIT_AS, &rl);
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_DATA, &rl))
+		return -1;
+	rlim_t want = mb ? (rlim_t)mb << 20 : RLIM_INFINITY;
+	if (rl.rlim_max != RLIM_INFINITY && (want == RLIM_INFINITY || want > rl.rlim_max))
+		want = rl.rlim_max; /* an unprivileged process cannot raise the hard limit */
+	rl.rlim_cur = want;
+	return setrlimit(RLIMIT_DATA, &rl);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+#ifndef UNDER_ASAN
+/* The memory the machine has available now (MemAvailable), in MB; 0 when unknown. */
+static uint64_t available_mb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long kb = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb / 1024;
+}
+#endif
+
+static void default_memory_limit(void)
+{
+#ifndef UNDER_ASAN
+	/* 90% of what is available: at the whole of it, the kernel's OOM killer strikes first. */
+	uint64_t mb = available_mb() / 10 * 9;
+	struct rlimit rl;
+	if (!mb || getrlimit(RLIMIT_DATA, &rl))
+		return;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t)mb << 20)
+		limit_memory(mb);
+#endif
 }
 
 int cmd_check(int argc, char **argv)
@@ -591,7 +642,7 @@ int cmd_check(int argc, char **argv)
 	const char *trace_spec = NULL, *states = NULL, *tlc_results = NULL, *tv = NULL, *index_var = "WINDOW_INDEX";
 	bool whole = false;
 	uint64_t max_failures = 10, jobs = 0 /* the default of each mode */, workers = 1, max_states = 0;
-	bool max_steps_given = false;
+	bool max_steps_given = false, memory_given = false;
 	bool no_memo = false, no_deadlock = false, allow_empty = false;
 	static const struct option longopts[] = {
 		{ "spec", required_argument, NULL, 's' },    { "cfg", required_argument, NULL, 'c' },
@@ -662,15 +713,18 @@ int cmd_check(int argc, char **argv)
 			uint64_t v;
 			if (!cli_parse_u64(&c, name, optarg, &v))
 				return CLI_USAGE;
-			if (v < 1 || v > (opt == OPT_TIMEOUT ? 31536000u : 1u << 30))
+			if (v < (opt == OPT_TIMEOUT) || v > (opt == OPT_TIMEOUT ? 31536000u : 1u << 30))
 				return cli_usage_error(&c, "%s: %" PRIu64 " is out of range", name, v);
 			if (opt == OPT_TIMEOUT ? arm_timeout((unsigned)v) : limit_memory(v))
 				return cli_fail(&c, "%s: %s", name, strerror(errno));
+			memory_given |= opt == OPT_MAX_MEMORY;
 			break;
 		}
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
+	if (!memory_given)
+		default_memory_limit();
 	if (tv) {
 		if (spec || map || model || trace_spec || states || whole || action || optind != argc)
 			return cli_usage_error(&c, "--tv TV_A.tla takes [--cfg TV_A.cfg] [--windows W] [--index-var NAME]");

@@ -110,4 +110,10 @@ Inv == LET f == [i \in 1..2000 |-> [j \in 1..2000 |-> i + j]] IN f[1][1] = 2"
 # the build's plain binary.
 run_status 1 "$T/o" "$T/e" "${BUILD:-build}/spectap" check --model "$T/Big.tla" --cfg "$T/Big.cfg" --max-memory 150
 check_contains "--max-memory: out of memory where it was" "$T/o" "evaluating the invariant Inv: out of memory"
+# Without --max-memory the limit is 90% of the memory available at the start (past it the
+# kernel's OOM killer would end the check without a word); 0 lifts it.
+run_status 0 "$T/o" "$T/e" "${BUILD:-build}/spectap" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson \
+	--action Timeout --max-memory 0
+run_status 0 "$T/o" "$T/e" "$SPECTAP" check --help
+check_contains "--max-memory: the default is said" "$T/o" "default: 90% of the memory available"
 finish
