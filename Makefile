@@ -379,7 +379,7 @@ $(BUILD)/fuzzobj/%.o: %.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) -std=c11 $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(FUZZ_OBJ): $(GRAMMAR)/parser.c
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) $(GRAMMAR_OBJ) $(HEADERS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_dir.h $(FUZZ_OBJ) $(GRAMMAR_OBJ) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) -DSPEC_DIR='"$(CURDIR)/tests/replay/raft"' -std=c11 $(WARN) $(FUZZ_FLAGS) \
 		-fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(GRAMMAR_OBJ) $(LIBS)

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fuzz_dir.h"
 
-static char dir[64];
 
 static const char spec_text[] = "---- MODULE S ----\n"
 				"EXTENDS Naturals, Sequences, FiniteSets, TLC\n"
@@ -27,40 +27,16 @@ static const char spec_text[] = "---- MODULE S ----\n"
 				"Double(k) == 2 * k\n"
 				"====\n";
 
-static void write_file(const char *name, const void *data, size_t size)
-{
-	char path[128];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	if (!f || fwrite(data, 1, size, f) != size)
-		abort();
-	fclose(f);
-}
-
-/* The files and their directory go when the fuzzer exits (libFuzzer exits through exit()). */
-static void remove_dir(void)
-{
-	char path[128];
-	snprintf(path, sizeof(path), "%s/S.tla", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/S.cfg", dir);
-	unlink(path);
-	rmdir(dir);
-}
+static const char *const files[] = { "S.tla", "S.cfg", NULL };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz_cfg.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-		atexit(remove_dir);
-		write_file("S.tla", spec_text, sizeof(spec_text) - 1);
-	}
-	write_file("S.cfg", data, size);
+	if (fuzz_dir_make("fuzz_cfg", files))
+		fuzz_write("S.tla", spec_text, NULL, 0, "");
+	fuzz_write("S.cfg", "", data, size, "");
 	char spec[128], cfg[128];
-	snprintf(spec, sizeof(spec), "%s/S.tla", dir);
-	snprintf(cfg, sizeof(cfg), "%s/S.cfg", dir);
+	fuzz_path(spec, sizeof(spec), "S.tla");
+	fuzz_path(cfg, sizeof(cfg), "S.cfg");
 	struct checker *ck;
 	struct check_error err = { "" };
 	if (checker_new(spec, cfg, &ck, &err)) {

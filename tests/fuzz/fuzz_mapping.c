@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fuzz_dir.h"
 #include "mapping.h"
 #include "spectap/trace.h"
 
-static char dir[64];
 
 static const char spec_text[] = "---- MODULE S ----\n"
 				"EXTENDS Naturals, Sequences, TLC\n"
@@ -31,22 +31,7 @@ static const char spec_text[] = "---- MODULE S ----\n"
 
 static const char *const node_names[] = { "a", "b" };
 
-static void path_of(char *out, size_t len, const char *name)
-{
-	snprintf(out, len, "%s/%s", dir, name);
-}
-
-/* The files and their directory go when the fuzzer exits (libFuzzer exits through exit()). */
-static void remove_dir(void)
-{
-	static const char *const names[] = { "S.tla", "Map.tla", "t.spt" };
-	char path[128];
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		path_of(path, sizeof(path), names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
-}
+static const char *const files[] = { "S.tla", "Map.tla", "t.spt", NULL };
 
 /* Eight events: a and b count up in turns; a's third event sends b a message that b's next
  * event receives. */
@@ -55,7 +40,7 @@ static void write_trace(void)
 	struct spt_arena a;
 	spt_arena_init(&a);
 	char path[128];
-	path_of(path, sizeof(path), "t.spt");
+	fuzz_path(path, sizeof(path), "t.spt");
 	struct spt_header h = { .system = "counter", .nodes = node_names, .n_nodes = 2, .capture_method = "fuzz" };
 	struct spt_writer_opts wo = { .sz = sizeof(wo) };
 	struct spt_writer *w;
@@ -83,20 +68,6 @@ static void write_trace(void)
 	spt_arena_fini(&a);
 }
 
-static void write_file(const char *name, const char *head, const uint8_t *data, size_t size, const char *tail)
-{
-	char path[128];
-	path_of(path, sizeof(path), name);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		abort();
-	fputs(head, f);
-	if (size && fwrite(data, 1, size, f) != size)
-		abort();
-	fputs(tail, f);
-	fclose(f);
-}
-
 static int check_window(void *arg, const struct map_window *w)
 {
 	struct checker *ck = arg;
@@ -114,22 +85,18 @@ static int check_window(void *arg, const struct map_window *w)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz_mapping.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-		atexit(remove_dir);
-		write_file("S.tla", spec_text, NULL, 0, "");
+	if (fuzz_dir_make("fuzz_mapping", files)) {
+		fuzz_write("S.tla", spec_text, NULL, 0, "");
 		write_trace();
 		checker_window_steps = 20000;
 	}
 	/* Give the mutator a module header for free, so it explores bodies, not just headers. */
-	write_file("Map.tla", "---- MODULE Map ----\nEXTENDS Spec, Naturals, Sequences, FiniteSets, TLC\n", data, size,
+	fuzz_write("Map.tla", "---- MODULE Map ----\nEXTENDS Spec, Naturals, Sequences, FiniteSets, TLC\n", data, size,
 		   "\n====\n");
 	char map[128], spec[128], trace[128];
-	path_of(map, sizeof(map), "Map.tla");
-	path_of(spec, sizeof(spec), "S.tla");
-	path_of(trace, sizeof(trace), "t.spt");
+	fuzz_path(map, sizeof(map), "Map.tla");
+	fuzz_path(spec, sizeof(spec), "S.tla");
+	fuzz_path(trace, sizeof(trace), "t.spt");
 	struct mapping *m;
 	struct check_error err = { "" };
 	if (mapping_new(map, spec, NULL, &m, &err)) {

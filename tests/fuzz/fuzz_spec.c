@@ -8,37 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_dir.h"
 #include "interp.h"
 
-static char dir[64];
-
-/* The module file and its directory go when the fuzzer exits (libFuzzer exits through exit()). */
-static void remove_dir(void)
-{
-	char path[128];
-	snprintf(path, sizeof(path), "%s/M.tla", dir);
-	unlink(path);
-	rmdir(dir);
-}
+static const char *const files[] = { "M.tla", NULL };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz_spec.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-		atexit(remove_dir);
-	}
-	char path[128];
-	snprintf(path, sizeof(path), "%s/M.tla", dir);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		abort();
+	fuzz_dir_make("fuzz_spec", files);
 	/* Give the mutator a module header for free, so it explores bodies, not just headers. */
-	fputs("---- MODULE M ----\nEXTENDS Naturals, Sequences, FiniteSets, TLC\n", f);
-	fwrite(data, 1, size, f);
-	fputs("\n====\n", f);
-	fclose(f);
+	fuzz_write("M.tla", "---- MODULE M ----\nEXTENDS Naturals, Sequences, FiniteSets, TLC\n", data, size, "\n====\n");
+	char path[128];
+	fuzz_path(path, sizeof(path), "M.tla");
 	struct spec *s;
 	struct spec_error err;
 	if (spec_load(path, &s, &err)) {
