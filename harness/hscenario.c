@@ -28,25 +28,30 @@ static void phase(struct hscenario *s, const char *fmt, ...)
 }
 
 struct leader_wait {
-	struct hcluster *c;
-	long not;       /* a leader other than this one */
+	struct hscenario *s;
+	long not;         /* a leader other than this one */
 	unsigned found;
+	uint64_t next_ms; /* when to say again that it is still waiting */
 };
 
 static int leader_cond(void *arg)
 {
 	struct leader_wait *w = arg;
-	int r = hcluster_leader(w->c, &w->found);
-	if (r == -EAGAIN)
+	int r = hcluster_leader(w->s->c, &w->found);
+	if (r == -EAGAIN || (!r && (long)w->found == w->not)) {
+		/* An election can take seconds (NATS: 4 s at least): progress, once a second. */
+		if (sup_now_ms() >= w->next_ms) {
+			phase(w->s, "waiting for a %sleader", w->not >= 0 ? "new " : "");
+			w->next_ms += 1000;
+		}
 		return 0;
-	if (r)
-		return r;
-	return (long)w->found != w->not;
+	}
+	return r ? r : 1;
 }
 
 static int wait_leader(struct hscenario *s, long not, unsigned timeout_ms, unsigned *leader)
 {
-	struct leader_wait w = { s->c, not, 0 };
+	struct leader_wait w = { s, not, 0, sup_now_ms() + 1000 };
 	unsigned waited = 0;
 	int r = sup_wait_until(leader_cond, &w, 100, timeout_ms, &waited);
 	if (r == -ETIMEDOUT)

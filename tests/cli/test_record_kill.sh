@@ -106,4 +106,37 @@ while read -r d; do
 	check "the work directory $d of a killed recorder is gone" test ! -e "$d"
 done <"$T/killed_dirs"
 check_contains "and the recording that reclaimed them said so" "$T/link.err" "the work directory of a recorder that was killed"
+
+# The same for a spooled capture (a system described as data, over uprobes: the records are
+# spooled and turned into events every --flush-ms while the cluster runs): SIGKILL while NATS
+# waits for a new leader (4 s at least), noted at its first "waiting" line a second after the
+# kill of the leader; every event written by then is in the trace.
+if command -v nats-server >/dev/null 2>&1; then
+	for seed in 1 2; do
+		: >"$T/n.err"
+		"$SPECTAP" record nats --scenario leader-kill --seed $seed --flush-ms $FLUSH -o "$T/n$seed.spt" \
+			>"$T/n.out" 2>"$T/n.err" &
+		rec=$!
+		i=0
+		while ! grep -q "waiting for a new leader" "$T/n.err" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+		written=$(sed -n 's/.*waiting for a new leader (.* \([0-9]*\) events written)$/\1/p' "$T/n.err" | head -1)
+		sleep "$(awk -v w="$REACH_MS" 'BEGIN { printf "%.2f", w / 1000 }')"
+		if kill -KILL $rec; then ok; else
+			wait $rec
+			bad "nats seed $seed: record was still running when killed (it exited with $?; its stderr follows)"
+			sed 's/^/    /' "$T/n.err"
+		fi
+		wait $rec 2>/dev/null
+		run_status 0 "$T/o" "$T/e" "$SPECTAP" stat --json "$T/n$seed.spt"
+		got=$(jq .events "$T/o")
+		check "nats seed $seed: events were written while the cluster ran (${written:-none})" [ "${written:-0}" -gt 0 ]
+		check "nats seed $seed: every event written $REACH_MS ms before the kill is in the trace ($got >= ${written:-?})" \
+			[ "$got" -ge "${written:-1}" ]
+		check_eq "nats seed $seed: killed before its end, read back as recovered, not damaged" "true null" \
+			"$(jq -c -r '"\(.recovered) \(.damage)"' "$T/o")"
+		echo "  FIGURE: SIGKILL of record nats (spooled, --flush-ms $FLUSH) seed $seed: $written events written $REACH_MS ms before the kill, $got in the trace"
+	done
+else
+	echo "SKIP: the spooled capture's kill test needs Debian's nats-server"
+fi
 finish
