@@ -39,6 +39,8 @@ struct checker {
 	uint32_t *var_len;             /* and its length */
 	uint32_t *var_order;           /* the variables in canonical order (a state's keys' order) */
 	char warnings[2048];           /* what loading found odd but not wrong (checker_warnings) */
+	char window_error[sizeof(((struct check_error *)0)->msg)]; /* res->error: kept here, not in
+							* the window arena, which may be what ran out */
 };
 
 static void spec_err(struct check_error *err, const struct spec_error *e)
@@ -635,20 +637,17 @@ static int var_index(struct checker *ck, spt_val *key, uint32_t i)
 	return -1;
 }
 
-/* An error while checking the action is the window's verdict, and the next window is checked;
- * running out of memory or of time, and what no values can make work (an unsupported construct,
- * a constant without a value), stop the check. */
+/* An error while checking the action is the window's verdict, and the next window is checked:
+ * running out of memory too (--max-memory: what the window built goes with its arena, as after
+ * any error); running out of time (--timeout is the whole run's), and what no values can make
+ * work (an unsupported construct, a constant without a value), stop the check. */
 static int window_error(struct checker *ck, struct window_result *res, int rc, struct check_error *err)
 {
-	if (rc != -EINVAL || interp_time_up || ck->in.ev.err.unsupported || strstr(err->msg, "out of memory"))
+	if (rc != -EINVAL || interp_time_up || ck->in.ev.err.unsupported)
 		return rc;
-	size_t n = strlen(err->msg);
-	char *msg = spt_arena_alloc(&ck->window_arena, n + 1);
-	if (!msg)
-		return -ENOMEM;
-	memcpy(msg, err->msg, n + 1);
+	snprintf(ck->window_error, sizeof(ck->window_error), "%s", err->msg);
 	memset(res, 0, sizeof(*res));
-	res->error = msg;
+	res->error = ck->window_error;
 	err->msg[0] = 0;
 	return 0;
 }

@@ -110,6 +110,16 @@ Inv == LET f == [i \in 1..2000 |-> [j \in 1..2000 |-> i + j]] IN f[1][1] = 2"
 # the build's plain binary.
 run_status 1 "$T/o" "$T/e" "${BUILD:-build}/spectap" check --model "$T/Big.tla" --cfg "$T/Big.cfg" --max-memory 150
 check_contains "--max-memory: out of memory where it was" "$T/o" "evaluating the invariant Inv: out of memory"
+# In a window check, running out of memory is that window's verdict (an error), as --max-steps
+# is: what it built goes with it, and the next window is checked.
+printf -- '---- MODULE Mem ----\nEXTENDS Naturals, FiniteSets\nVARIABLE x\nInit == x = 0\n%s\n%s\n====\n' \
+	'Step(n) == x'"'"' = Cardinality({<<a, b>> : a \in 1..n, b \in 1..n})' 'Next == \E n \in {10, 3000} : Step(n)' >"$T/Mem.tla"
+printf '{"pre_state":{"x":0},"post_state":{"x":100}}\n{"pre_state":{"x":0},"post_state":{"x":9000000}}\n{"pre_state":{"x":0},"post_state":{"x":100}}\n' \
+	>"$T/mem.ndjson"
+run_status 1 "$T/o" "$T/e" "${BUILD:-build}/spectap" check --spec "$T/Mem.tla" --windows "$T/mem.ndjson" --action Step \
+	--max-memory 300
+check_contains "--max-memory in a window: that window's error" "$T/o" "window 2 (line 2) ERROR: $T/Mem.tla:5:30: Step: out of memory"
+check_contains "--max-memory in a window: the others are checked" "$T/o" "3 windows, 2 passed (66.7%), score 0; 1 could not be evaluated"
 # Without --max-memory the limit is 90% of the memory available at the start (past it the
 # kernel's OOM killer would end the check without a word); 0 lifts it.
 run_status 0 "$T/o" "$T/e" "${BUILD:-build}/spectap" check --spec $R/Raft.tla --windows $R/windows/Timeout.ndjson \
