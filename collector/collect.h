@@ -217,5 +217,8 @@ int collect_bg_start(struct collect *c, unsigned period_ms);
 int collect_bg_stop(struct collect *c);
 /* A copy of the stats, taken under the lock (for progress output). */
 void collect_bg_stats(struct collect *c, struct collect_stats *out);
+/* Whether the drain or the shaping thread has stopped on an error (collect_bg_stop returns it
+ * and collect_error says it): a recording need not go on. */
+bool collect_bg_failed(const struct collect *c);
 
 #endif

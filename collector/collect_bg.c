@@ -147,6 +147,11 @@ static void *shaper_main(void *arg)
 	}
 }
 
+bool collect_bg_failed(const struct collect *c)
+{
+	return c && (atomic_load(&c->bg_err) || atomic_load(&c->shaper_err));
+}
+
 int collect_drain(struct collect *c)
 {
 	int n, r;

@@ -87,7 +87,7 @@ struct collect {
 	bool bg_running;
 	_Atomic bool bg_stop;
 	unsigned bg_period_ms;
-	int bg_err;
+	_Atomic int bg_err;       /* read by collect_bg_failed while the thread runs */
 	bool finished;
 	char err[512];
 	unsigned fails;  /* collect_fail calls: whether a call set err itself (err is never cleared, so that
@@ -102,7 +102,7 @@ struct collect {
 	pthread_t shaper;
 	bool shaper_running;
 	_Atomic bool shaper_stop;
-	int shaper_err;
+	_Atomic int shaper_err;
 	char drain_err[512]; /* the drain's failure in spool mode (it does not own err) */
 	/* What collect_bg_stats returns: published by the thread that owns st. */
 	pthread_mutex_t snap_lock;

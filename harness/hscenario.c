@@ -204,6 +204,10 @@ int hscenario_run(struct hscenario *s, const struct desc_scenario *sc)
 		int r = step(s, &sc->steps[i]);
 		if (sup_interrupted())
 			return -EINTR;
+		if (!r && s->failed && s->failed(s->ctx)) {
+			snprintf(s->err, sizeof(s->err), "the capture failed: the scenario stopped after its step %zu", i + 1);
+			return -EIO;
+		}
 		if (r) {
 			char what[HCLUSTER_ERR_SIZE];
 			snprintf(what, sizeof(what), "%s", s->err);

@@ -18,6 +18,8 @@ struct hscenario {
 	/* Optional: a progress line for each step; the count of events captured so far (quiet). */
 	void (*phase)(void *ctx, const char *what);
 	uint64_t (*events_so_far)(void *ctx);
+	/* Optional: whether the capture has failed, checked after each step (the run stops). */
+	bool (*failed)(void *ctx);
 	void *ctx;
 	/* Filled by the run. */
 	bool started;

@@ -76,6 +76,12 @@ static void progress(void *ctx, const char *what)
 		fprintf(stderr, "spectap record: [%5.1fs] %s\n", (double)(sup_now_ms() - r->t0_ms) / 1000.0, what);
 }
 
+static bool capture_failed(void *ctx)
+{
+	struct rec *r = ctx;
+	return collect_bg_failed(r->col);
+}
+
 static uint64_t captured(void *ctx)
 {
 	struct rec *r = ctx;
@@ -288,11 +294,17 @@ static int record(struct rec *r)
 	struct hcluster_opts co = { .work_dir = dir, .nodes = r->com.nodes, .binary = binary, .spawned = spawned,
 				    .spawned_ctx = r };
 	sc = (struct hscenario){ .c = &cl, .d = d, .copts = &co, .seed = r->com.seed, .phase = progress,
-				 .events_so_far = captured, .ctx = r };
+				 .events_so_far = captured, .failed = capture_failed, .ctx = r };
 	const struct desc_scenario *scen = desc_scenario(d, r->com.scenario);
 	int src = hscenario_run(&sc, scen);
 	if (src && sup_interrupted())
 		goto interrupted;
+	if (src && collect_bg_failed(r->col)) { /* the collector's own message says what and why */
+		bg = false;
+		collect_bg_stop(r->col);
+		cli_fail(c, "%s (%s)", collect_error(r->col), sc.err);
+		goto out;
+	}
 	if (src) {
 		cli_fail(c, "%s", sc.err);
 		goto out;

@@ -103,4 +103,18 @@ check "the textbook self-vote at the timeout is a change of the spec" differ "$S
 run_status 0 "$T/sv.check" "$T/sv.err" "$SPECTAP" check --map "$MAP" --spec "$T/NatsRaft.tla" "$T/leader-kill.spt" --json
 check_eq "a candidate that votes for itself as it times out fails BecomeCandidate" true \
 	"$(jq '.actions.BecomeCandidate.passed < .actions.BecomeCandidate.windows' "$T/sv.check")"
+
+# A full disk under the spool: the recording stops at the step it failed in (not at the end of
+# the scenario) and says what failed; nothing is left running.
+mkdir -p "$T/full"
+if mount -t tmpfs -o size=12k tmpfs "$T/full" 2>/dev/null; then
+	run_status 1 "$T/o" "$T/full.err" "$SPECTAP" record nats --scenario leader-kill --seed 1 -o "$T/full/n.spt"
+	check_contains "full disk: the collector says what failed" "$T/full.err" "No space left on device (is the disk full?)"
+	check_contains "full disk: the scenario stopped there" "$T/full.err" "the capture failed: the scenario stopped after its step"
+	check "full disk: the new leader was not waited for" sh -c "! grep -q 'waiting for a new leader' '$T/full.err'"
+	umount "$T/full"
+	check "full disk: nothing was left running" test -z "$(pgrep -f "nats-server.*spectap-record" || true)"
+else
+	echo "SKIP: the full-disk recording needs a tmpfs mount"
+fi
 finish
