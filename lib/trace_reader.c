@@ -388,8 +388,9 @@ static int try_index(struct spt_reader *r)
 		return 0;
 	const Spectap__Trace__Index *idx = p.idx;
 	uint64_t off = r->data_start, events = 0;
-	/* After a lost header the first chunk stands where the header frame ends, which only the
-	 * index knows: it must be past where the header frame began, and its own bytes decode. */
+	/* After a lost header the first chunk stands where the header frame ended, which only the
+	 * index knows: past where that frame began, before the index; the chain of chunks from
+	 * there is checked below as ever. */
 	if (r->info.header_lost) {
 		if (!idx->n_chunks || idx->chunks[0]->offset <= off || idx->chunks[0]->offset > ioff)
 			return 0;
@@ -510,8 +511,7 @@ static int read_header(struct spt_reader *r, struct spt_diag *d)
 		return rc;
 	}
 	if (rc) {
-		memset(&r->header, 0, sizeof(r->header));
-		spt_arena_reset(&r->header_arena);
+		spt_arena_reset(&r->header_arena); /* what the bad header decoded to */
 		return header_lost(r, off, version, "it holds no valid header");
 	}
 	r->data_start = off + frame_len;
