@@ -525,6 +525,12 @@ static void explore_level(struct worker *w)
 			w->level_index = i;
 			if (expand(w, S->level.s[i]))
 				return;
+			if (atomic_load_explicit(&S->exit_req, memory_order_relaxed)) {
+				/* TLCSet("exit", TRUE): this state's successors are all in, no other state
+				 * is taken (as TLC's workers after theStateQueue.finishAll()). */
+				atomic_store(&S->stop, 1);
+				return;
+			}
 			if (w->id == 0 && (w->expanded & 255) == 0)
 				progress(S);
 		}
@@ -612,6 +618,7 @@ int search_worker_init(struct search *S, struct worker *w, unsigned i)
 	w->run = (struct tlc_run){ 0, run_count, S, S->t0, (int)i, (int)S->nw, m->check_deadlock, 0 };
 	w->run.trace = run_trace;
 	w->run.trace_arg = w;
+	w->run.exit_req = &S->exit_req;
 	w->in.ev.run = &w->run;
 	return w->pv && w->in.cur && w->in.next ? 0 : -ENOMEM;
 }
@@ -754,7 +761,7 @@ int search_run(struct search *S, struct check_error *err)
 	pthread_cond_broadcast(&S->ready_cv);
 	pthread_mutex_unlock(&S->ready_mu);
 	S->level_no = 1;
-	while (!atomic_load(&S->stop)) {
+	while (!atomic_load(&S->stop) && !atomic_load(&S->exit_req)) {
 		if (gather(S)) {
 			record(&S->w[0], MC_EVAL_ERROR, "memory", "out of memory gathering the next level", 0, NULL);
 			break;

@@ -217,7 +217,8 @@ const struct builtin builtins[] = {
 	{ "UndirectedGraphs", "UndirectedGraphs", 1, NULL, 0, true, 0, NULL, "UndirectedGraphs' UndirectedGraphs is not implemented" },
 	{ "TLCExt", "Trace", 0, bi_trace, 0, true },
 	{ "TLCExt", "AssertError", 2, NULL, BI_ASSERT_ERROR, true }, /* (evaluated by assert_error.c) */
-	{ "TLCExt", "TLCDefer", 1, NULL, 0, true, 0, NULL, "TLCExt's TLCDefer is not implemented" },
+	{ "TLCExt", "TLCDefer", 1, NULL, BI_DEFER, true },
+	{ "TLCExt", "PickSuccessor", 1, bi_pick_successor, 0, true },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -2,6 +2,7 @@
 #include "builtins_internal.h"
 #include "ev_core.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -89,8 +90,12 @@ BI(bi_tlceval)
  * named ones ("level", "diameter", ...) describe TLC's model checking, which has no counterpart
  * in window validation: asking for them is an error, never a made-up value. */
 #define TLC_REGISTERS 64
+#define TLC_NAMED_REGISTERS 64
 struct tlc_registers {
 	spt_val *r[TLC_REGISTERS];
+	/* TLC's named registers, TLCSet("s:name", v): names as the keys' strings, in the arena */
+	const char *names[TLC_NAMED_REGISTERS];
+	spt_val *named[TLC_NAMED_REGISTERS];
 	struct spt_arena arena;
 };
 
@@ -128,25 +133,71 @@ static int register_index(struct ev *ev, const struct ast *at, const char *op, s
 	return 0;
 }
 
+/* A named register "s:..." (TLC's NAMED_REGISTER_PREFIX): its cell, made when make is set
+ * (NULL: not set yet, or no room). */
+static spt_val **named_register(struct tlc_registers *t, const char *name, bool make)
+{
+	for (int i = 0; i < TLC_NAMED_REGISTERS; i++) {
+		if (t->names[i] && !strcmp(t->names[i], name))
+			return &t->named[i];
+		if (!t->names[i]) {
+			if (!make)
+				return NULL;
+			size_t n = strlen(name) + 1;
+			char *copy = spt_arena_alloc(&t->arena, n);
+			if (!copy)
+				return NULL;
+			t->names[i] = memcpy(copy, name, n);
+			return &t->named[i];
+		}
+	}
+	return NULL;
+}
+
+static bool is_named_register(const spt_val *key) { return key->kind == SPT_STR && !strncmp(key->u.s, "s:", 2); }
+
 /* Register key := v; 0 or EVAL_ERR. */
 static int set_register(struct ev *ev, const struct ast *at, const char *op, spt_val *key, spt_val *v)
 {
-	int64_t i;
-	if (register_index(ev, at, op, key, &i))
+	int64_t i = 0;
+	bool named = is_named_register(key);
+	if (!named && register_index(ev, at, op, key, &i))
 		return EVAL_ERR;
 	/* Registers outlive the window being checked: keep a copy of their own. */
 	struct tlc_registers *t = regs(ev);
 	spt_val *copy = t ? spt_value_clone(&t->arena, v) : NULL;
-	if (!copy)
-		return ev_fail(ev, at, "out of memory in %s", op);
-	t->r[i] = copy;
+	spt_val **cell = !copy ? NULL : named ? named_register(t, key->u.s, true) : &t->r[i];
+	if (!cell)
+		return ev_fail(ev, at, copy ? "%s: more than %d named registers" : "out of memory in %s", op,
+			       TLC_NAMED_REGISTERS);
+	*cell = copy;
+	return 0;
+}
+
+/* TLCSet("exit", b): b TRUE stops the model checker's search as TLC's does (the state being
+ * expanded finishes, no other is taken, the run ends as a completed one); any other value does
+ * nothing.
+ * TLCSet("pause", b) waits for the user's enter, which a check never asks for. */
+static int set_control(struct ev *ev, const struct ast *at, spt_val *key, spt_val *v, bool *handled)
+{
+	*handled = key->kind == SPT_STR && (!strcmp(key->u.s, "exit") || !strcmp(key->u.s, "pause"));
+	if (!*handled)
+		return 0;
+	if (v->kind != SPT_BOOL || !v->u.b) /* TLC: only TRUE does something, any other value nothing */
+		return 0;
+	if (key->u.s[0] == 'p')
+		return ev_fail(ev, at, "TLCSet(\"pause\", TRUE) waits for the user to press enter; spectap does not ask");
+	if (!ev->run || !ev->run->exit_req)
+		return ev_fail(ev, at, "TLCSet(\"exit\", TRUE) stops TLC's model checking, which window validation does not have");
+	atomic_store(ev->run->exit_req, 1);
 	return 0;
 }
 
 BI(bi_tlcset)
 {
 	(void)n;
-	if (set_register(ev, at, "TLCSet", args[0], args[1]))
+	bool control;
+	if (set_control(ev, at, args[0], args[1], &control) || (!control && set_register(ev, at, "TLCSet", args[0], args[1])))
 		return EVAL_ERR;
 	return bi_ret_bool(ev, at, "TLCSet", true, out);
 }
@@ -199,6 +250,13 @@ static int get_register(struct ev *ev, const struct ast *at, const char *op, spt
 			spt_val **out)
 {
 	int64_t i;
+	if (is_named_register(key)) {
+		struct tlc_registers *t = regs(ev);
+		spt_val **cell = t ? named_register(t, key->u.s, false) : NULL;
+		if (!(*out = cell && *cell ? *cell : dflt))
+			return ev_fail(ev, at, "%s(\"%s\"): nothing was TLCSet there", op, key->u.s);
+		return 0;
+	}
 	if (key->kind == SPT_STR && ev->run)
 		return tlcget_named(ev, at, ev->run, key, out);
 	if (register_index(ev, at, op, key, &i))
@@ -234,4 +292,17 @@ HBI_DECL(bi_tlc_get_and_set)
 	if (ev_call_op(ev, at, ops[1], op_args, 2, &v))
 		return EVAL_ERR;
 	return set_register(ev, at, "TLCGetAndSet", args[0], v) ? EVAL_ERR : (*out = old, 0);
+}
+
+/* TLCExt's PickSuccessor(exp): TRUE when exp is; otherwise TLC asks the user on its console
+ * whether to take the step, which a check never does: an error naming it, not a guess. */
+BI(bi_pick_successor)
+{
+	(void)n;
+	if (args[0]->kind != SPT_BOOL)
+		return ev_fail(ev, at, "PickSuccessor(exp): exp is not a Boolean");
+	if (!args[0]->u.b)
+		return ev_fail(ev, at, "PickSuccessor(FALSE) asks the user whether to take this step (TLC's interactive "
+				       "mode); spectap does not ask: make exp TRUE where the step is to be taken");
+	return bi_ret_bool(ev, at, "PickSuccessor", true, out);
 }

@@ -20,6 +20,7 @@ struct tlc_run {
 	 * there is no such behaviour where this run evaluates). */
 	int (*trace)(void *arg, struct ev *ev, const struct ast *at, spt_val **out);
 	void *trace_arg;
+	_Atomic int *exit_req;  /* set by TLCSet("exit", TRUE): the search stops (NULL: no search) */
 };
 
 struct ev {

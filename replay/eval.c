@@ -571,6 +571,11 @@ static int builtin_call(struct interp *in, struct ctx c, const struct ast *e, sp
 		return ev_fail(&in->ev, e, "Seq(S) is an infinite set: it can only appear right of \\in or \\notin");
 	case BI_ASSERT_ERROR:
 		return eval_assert_error(in, c, e, out);
+	case BI_DEFER:
+		/* TLC hands exp to the successor state as a callable that only its simulation and
+		 * executor modes run; its breadth-first search, the one spectap does, never does. */
+		*out = spt_bool(A(in), true);
+		return 0;
 	case BI_SUBSETEQ:
 		if (infinite_set(c, e->a[1], 0)) {
 			/* S \subseteq Nat, S \subseteq Seq(T), ...: each element's membership. */

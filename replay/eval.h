@@ -71,6 +71,7 @@ enum bi_code {
 	BI_SUBSETEQ, /* S \subseteq T: T may be infinite (Nat, Seq(S), ...) */
 	BI_RANGE,    /* a..b: x \in a..b compares x with a and b, as TLC's IntervalValue */
 	BI_ASSERT_ERROR, /* TLCExt's AssertError(err, exp): exp evaluated here (assert_error.c) */
+	BI_DEFER,        /* TLCExt's TLCDefer(exp): TRUE, exp never evaluated (TLC's breadth-first mode) */
 };
 
 struct builtin {

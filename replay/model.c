@@ -239,6 +239,8 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 	}
 	if (S->failed)
 		r->queue += S->level.n > S->next ? S->level.n - S->next : 0;
+	if (!S->failed && atomic_load(&S->exit_req)) /* TLCSet("exit"): the states found, not expanded */
+		r->queue = r->distinct > expanded ? r->distinct - expanded : 0;
 	if (!expanded)
 		r->min_out = 0;
 	r->mean_out = expanded ? (double)out_sum / (double)expanded : 0;

@@ -71,6 +71,7 @@ struct search {
 	uint64_t level_no;           /* their level: 1 for the initial states */
 	_Atomic size_t next;         /* the next of them to take */
 	_Atomic int stop;
+	_Atomic int exit_req;         /* TLCSet("exit", TRUE) was evaluated: stop, as TLC's queue.finishAll() */
 	_Atomic uint64_t distinct;
 	_Atomic uint64_t max_level;  /* of the states in the set */
 	pthread_barrier_t start, end;

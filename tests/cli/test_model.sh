@@ -186,6 +186,21 @@ sed 's/^Init == a = 0 \/\\ b = 0$/Init == a = 0 \/\\ b = Len(Trace) - 1/' "$M/Tr
 run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Traced.tla" --cfg "$M/Traced.cfg" --json
 check_contains "Trace in Init: TLC's error" "$T/out.json" "the state is not completely specified yet"
 
+# TLC's run controls (hand-derived counts in Stopped.tla): TLCSet("exit", TRUE) ends the search
+# as a completed one, the postcondition checked; named registers; TLCDefer never evaluated;
+# PickSuccessor(FALSE) is TLC's interactive prompt: an error naming it.
+model Stopped Stopped 0 ok 42 42 42 --workers 1
+check_eq "Stopped: the states left on the queue" 1 "$(jq -r .queue "$T/out.json")"
+"$SPECTAP" check --model "$M/Stopped.tla" --cfg "$M/Stopped.cfg" --workers 1 >"$T/text" 2>&1
+check_contains "Stopped: a completed run in TLC's words" "$T/text" "Model checking completed. No error has been found."
+sed 's/PickSuccessor(x < 100)/PickSuccessor(x < 10)/' "$M/Stopped.tla" >"$T/Stopped.tla"
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Stopped.tla" --cfg "$M/Stopped.cfg" --workers 1 --json
+check_contains "PickSuccessor(FALSE): an error naming it" "$T/out.json" "PickSuccessor(FALSE) asks the user"
+check_eq "PickSuccessor(FALSE): at the step from x = 10" 11 "$(jq -r .distinct "$T/out.json")"
+sed 's/TLCGet("s:count") = 41/TLCGet("s:count") = 40/' "$M/Stopped.tla" >"$T/Stopped.tla"
+run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Stopped.tla" --cfg "$M/Stopped.cfg" --workers 1 --json
+check_eq "a stopped run's postcondition is checked" "postcondition Post" "$(jq -r '"\(.verdict) \(.violated)"' "$T/out.json")"
+
 # Standard modules through INSTANCE, ToJson, TLCModelValue, TLCGet("config"); a tuple literal of
 # 5,000 elements; IOUtils' process operators are an error naming them.
 model StdInst StdInst 0 ok 2 2 2

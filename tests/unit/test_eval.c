@@ -308,6 +308,10 @@ static void test_bags_registers(void)
 	expect_err(__LINE__, "Reg2", "TLCGet(\"level\")", "describes TLC's model checking run", NULL);
 	EXPECT("Reg3", "\"none\"");
 	EXPECT("Reg4", "TRUE");
+	EXPECT("Reg5", "TRUE");
+	expect_err(__LINE__, "Reg6", "TLCSet(\"exit\", TRUE)", "which window validation does not have", NULL);
+	expect_err(__LINE__, "Reg7", "PickSuccessor(1 > 2)", "spectap does not ask", NULL);
+	expect_err(__LINE__, "Reg8", "TLCGet(\"s:never\")", "TLCGet(\"s:never\"): nothing was TLCSet there", NULL);
 }
 
 static void test_except(void)

@@ -203,4 +203,11 @@ Reg4 == /\ Ext!TLCGetAndSet(6, LAMBDA a, b : a + b, 2, 10) = 10
         /\ Ext!TLCGetAndSet(6, +, 5, 10) = 12
         /\ TLCGet(6) = 17
         /\ Ext!TLCGetOrDefault(6, 0) = 17
+\* named registers; "exit" with anything but TRUE does nothing; TLCDefer never evaluates its argument
+Reg5 == /\ TLCSet("s:n", <<1>>) /\ TLCGet("s:n") = <<1>> /\ Ext!TLCGetOrDefault("s:m", 4) = 4
+        /\ TLCSet("exit", FALSE) /\ TLCSet("exit", 3) /\ Ext!TLCDefer(1 \div 0)
+        /\ Ext!PickSuccessor(TRUE)
+Reg6 == TLCSet("exit", TRUE)
+Reg7 == Ext!PickSuccessor(1 > 2)
+Reg8 == TLCGet("s:never")
 ====
