@@ -219,6 +219,8 @@ const struct builtin builtins[] = {
 	{ "TLCExt", "AssertError", 2, NULL, BI_ASSERT_ERROR, true }, /* (evaluated by assert_error.c) */
 	{ "TLCExt", "TLCDefer", 1, NULL, BI_DEFER, true },
 	{ "TLCExt", "PickSuccessor", 1, bi_pick_successor, 0, true },
+	{ "TLCExt", "CounterExample", 0, bi_counter_example, 0, true },
+	{ "TLCExt", "ToTrace", 1, bi_to_trace },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -108,7 +108,7 @@ BI(bi_random_element); BI(bi_java_time);
 
 /* builtins_io.c */
 BI(bi_nd_json_deserialize); BI(bi_json_deserialize); BI(bi_to_json); BI(bi_json_serialize);
-BI(bi_nd_json_serialize); BI(bi_ioenv); BI(bi_atoi); BI(bi_tlc_model_value); BI(bi_assert_eq); BI(bi_tlc_noop); BI(bi_pick_successor);
+BI(bi_nd_json_serialize); BI(bi_ioenv); BI(bi_atoi); BI(bi_tlc_model_value); BI(bi_assert_eq); BI(bi_tlc_noop); BI(bi_pick_successor); BI(bi_counter_example); BI(bi_to_trace);
 
 /* builtins_hof.c: operators taking operators */
 #define HBI_DECL(name) \

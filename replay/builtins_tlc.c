@@ -306,3 +306,37 @@ BI(bi_pick_successor)
 				       "mode); spectap does not ask: make exp TRUE where the step is to be taken");
 	return bi_ret_bool(ev, at, "PickSuccessor", true, out);
 }
+
+/* TLCExt's CounterExample: the behaviour of a violation as a graph, [action |-> {...}, state |->
+ * {...}], which TLC binds only while it evaluates the POSTCONDITION after a violation (spectap
+ * does not evaluate it there, and says so); everywhere else TLC gives the empty graph, as here. */
+BI(bi_counter_example)
+{
+	(void)args;
+	(void)n;
+	static const char *const names[] = { "action", "state" };
+	spt_val *empty = spt_set(ev->arena, NULL, 0);
+	spt_val *v[2] = { empty, empty };
+	return bi_ret(ev, at, "CounterExample", empty ? spt_rec(ev->arena, names, v, 2) : NULL, out);
+}
+
+/* TLCExt's ToTrace(CE): the states of CounterExample's graph as a tuple, state i at i. */
+BI(bi_to_trace)
+{
+	(void)n;
+	spt_val *st = args[0]->kind == SPT_REC ? spt_rec_get(args[0], "state") : NULL;
+	if (!st || st->kind != SPT_SET)
+		return ev_fail(ev, at, "ToTrace(CE): CE is not a CounterExample (a record with a set state of <<i, s>>)");
+	spt_val **elems = spt_arena_alloc(ev->arena, (st->n ? st->n : 1) * sizeof(*elems));
+	if (!elems)
+		return ev_fail(ev, at, "out of memory in ToTrace");
+	memset(elems, 0, (st->n ? st->n : 1) * sizeof(*elems));
+	for (uint32_t i = 0; i < st->n; i++) {
+		spt_val *p = st->u.elems[i];
+		if (p->kind != SPT_SEQ || p->n != 2 || p->u.elems[0]->kind != SPT_INT || p->u.elems[0]->u.i < 1 ||
+		    p->u.elems[0]->u.i > (int64_t)st->n || elems[p->u.elems[0]->u.i - 1])
+			return ev_fail(ev, at, "ToTrace(CE): CE.state is not a set of <<i, s>> with i in 1..%u, each once", st->n);
+		elems[p->u.elems[0]->u.i - 1] = (spt_val *)p->u.elems[1];
+	}
+	return bi_ret(ev, at, "ToTrace", spt_seq_adopt(ev->arena, elems, st->n), out);
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "liveness.h"
+#include "model_alias.h"
 #include "model_trace.h"
 
 struct mc_priv {
@@ -271,6 +272,16 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 	if (!S->failed && r->verdict == MC_OK && (rc = postconditions(S, r, err)))
 		return rc;
 	trace_outcome(p, o, r);
+	if (mc_alias_trace(S, r, &p->arena)) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory evaluating the alias %s", m->alias.name);
+		return -ENOMEM;
+	}
+	if (r->verdict != MC_OK && r->verdict != MC_POSTCONDITION && r->verdict != MC_ASSUMPTION && m->postconditions.n &&
+	    !r->warnings[0])
+		snprintf(r->warnings, sizeof(r->warnings),
+			 "the POSTCONDITION %s was not evaluated: TLC evaluates it after a violation too, with TLCExt's "
+			 "CounterExample bound to the behaviour shown; spectap only on a run without one",
+			 m->postconditions.f[0].name);
 	r->seconds = search_now() - t0;
 	return 0;
 }

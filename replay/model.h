@@ -78,6 +78,7 @@ struct mc_step {
 	struct src_pos pos;     /* where that action is defined (file NULL for Init) */
 	spt_val **vals;         /* n_vars values, in the result's arena */
 	bool stutter;           /* the step leaves every variable unchanged (a deadlock's "stuttering") */
+	spt_val *alias;         /* the cfg's ALIAS evaluated on this state and the next (a record), or NULL */
 };
 
 struct mc_result {
@@ -94,6 +95,10 @@ struct mc_result {
 	uint32_t n_vars;
 	struct mc_step *trace;  /* the behaviour to the error, shortest, or NULL */
 	uint32_t n_trace;
+	/* With an ALIAS whose body is a record constructor: its fields as written, the order TLC
+	 * prints them in (NULL: the record's own order). */
+	const char *const *alias_order;
+	uint32_t n_alias_order;
 	char warnings[2048];
 	struct mc_trace_outcome trace_spec;
 	void *priv;

@@ -47,6 +47,8 @@ struct mc_model {
 	const struct ast **expand_b;
 	bool has_view;
 	struct mc_formula view;
+	bool has_alias;
+	struct mc_formula alias;
 	const struct opdef *symmetry;
 	bool check_deadlock;
 	/* A trace spec's log cursor (docs/trace-specs.md): the variable v and the log L of a property

@@ -317,6 +317,15 @@ int mc_model_load(const struct mc_opts *o, struct mc_model *m, struct check_erro
 		m->has_view = true;
 		m->view = (struct mc_formula){ c->view, d, d->body };
 	}
+	if (c->alias) {
+		if (!(d = named_def(m, c->alias, "alias", c->alias_line, err)))
+			return -EINVAL;
+		if (d->level > L_ACTION)
+			return mc_fail(err, -EINVAL, "%s:%u: the alias %s has a temporal operator: TLC evaluates it on a state and "
+						     "its successor", c->path, c->alias_line, c->alias);
+		m->has_alias = true;
+		m->alias = (struct mc_formula){ c->alias, d, d->body };
+	}
 	if (c->symmetry && !(m->symmetry = named_def(m, c->symmetry, "symmetry", c->symmetry_line, err)))
 		return -EINVAL;
 	m->check_deadlock = o->deadlock != 0 && c->check_deadlock != 0;

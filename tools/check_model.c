@@ -150,8 +150,62 @@ static void print_trace_text(const struct mc_result *r, const struct check_model
 	}
 }
 
+/* One field of an ALIAS record as TLC's PrintTLCState prints it: "/\\ k = v" ("k = v" alone), or
+ * the record's _format string with its two %s for k and v (%n a new line, %% a per cent). */
+static void print_alias_field(FILE *f, const char *format, bool alone, const char *k, spt_val *v)
+{
+	if (!format) {
+		fprintf(f, "%s%s = ", alone ? "" : "/\\ ", k);
+		spt_value_print(f, v);
+		fputc('\n', f);
+		return;
+	}
+	int arg = 0;
+	for (const char *p = format; *p; p++) {
+		if (p[0] != '%' || !p[1]) {
+			fputc(*p, f);
+			continue;
+		}
+		p++;
+		if (*p == 's' && arg == 0)
+			fputs(k, f), arg++;
+		else if (*p == 's' && arg == 1)
+			spt_value_print(f, v), arg++;
+		else if (*p == 'n')
+			fputc('\n', f);
+		else if (*p == '%')
+			fputc('%', f);
+		else
+			fputc('%', f), fputc(*p, f);
+	}
+}
+
+static void print_alias(FILE *f, const struct mc_result *r, spt_val *rec)
+{
+	spt_val *fmt = spt_rec_get(rec, "_format");
+	const char *format = fmt && fmt->kind == SPT_STR ? fmt->u.s : NULL;
+	bool alone = rec->n - (fmt != NULL) == 1;
+	if (r->alias_order && !rec->u.fn.order) { /* the constructor's order; each field once */
+		for (uint32_t i = 0; i < r->n_alias_order; i++) {
+			spt_val *v = strcmp(r->alias_order[i], "_format") ? spt_rec_get(rec, r->alias_order[i]) : NULL;
+			if (v)
+				print_alias_field(f, format, alone, r->alias_order[i], v);
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < rec->n; i++) { /* the order written where the record knows it */
+		uint32_t k = rec->u.fn.order ? rec->u.fn.order[i] : i;
+		if (rec->u.fn.keys[k]->kind == SPT_STR && strcmp(rec->u.fn.keys[k]->u.s, "_format"))
+			print_alias_field(f, format, alone, rec->u.fn.keys[k]->u.s, rec->u.fn.vals[k]);
+	}
+}
+
 static void print_state(FILE *f, const struct mc_result *r, const struct mc_step *st)
 {
+	if (st->alias) {
+		print_alias(f, r, st->alias);
+		return;
+	}
 	for (uint32_t i = 0; i < r->n_vars; i++) {
 		fprintf(f, "%s%s = ", r->n_vars > 1 ? "/\\ " : "", r->vars[i]);
 		spt_value_print(f, st->vals[i]);
@@ -274,7 +328,12 @@ static void print_json(const struct mc_result *r, const struct check_model_opts 
 				spt_buf_putc(&b, ':');
 				json_text(&b, st->vals[v]);
 			}
-			spt_buf_puts(&b, "}}");
+			spt_buf_putc(&b, '}');
+			if (st->alias) {
+				spt_buf_puts(&b, ",\"alias\":");
+				json_value(&b, st->alias);
+			}
+			spt_buf_putc(&b, '}');
 		}
 		spt_buf_putc(&b, ']');
 	}

@@ -201,6 +201,28 @@ sed 's/TLCGet("s:count") = 41/TLCGet("s:count") = 40/' "$M/Stopped.tla" >"$T/Sto
 run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$T/Stopped.tla" --cfg "$M/Stopped.cfg" --workers 1 --json
 check_eq "a stopped run's postcondition is checked" "postcondition Post" "$(jq -r '"\(.verdict) \(.violated)"' "$T/out.json")"
 
+# ALIAS on a counterexample (hand-derived in Aliased.tla), its evaluation errors kept in the trace,
+# _format; a POSTCONDITION after a violation is named as not evaluated; CounterExample's empty graph.
+model Aliased Aliased 12 invariant 5 4 3
+check_eq "Aliased: each state through the alias" \
+	'[{"both":false,"len":1,"lvl":1,"next_a":true},{"both":false,"len":2,"lvl":2,"next_a":true},{"both":true,"len":3,"lvl":3,"next_a":true}]' \
+	"$(jq -c '[.trace[].alias]' "$T/out.json")"
+check_eq "Aliased: the variables too" '{"a":true,"b":true}' "$(jq -c '.trace[2].state' "$T/out.json")"
+check_eq "Aliased: the POSTCONDITION not evaluated after the violation, said" "the POSTCONDITION Post was not evaluated" \
+	"$(jq -r '.warnings' "$T/out.json" | cut -c1-40)"
+"$SPECTAP" check --model "$M/Aliased.tla" --cfg "$M/Aliased.cfg" >"$T/text" 2>&1
+check_eq "Aliased: TLC's lines, the fields as written" "$(printf 'State 3: <FlipB line 6, col 1 of module Flips>\n/\\ both = TRUE\n/\\ lvl = 3\n/\\ next_a = TRUE\n/\\ len = 3')" \
+	"$(grep -A4 '^State 3' "$T/text")"
+sed 's/^ALIAS Alias/ALIAS Bad/' "$M/Aliased.cfg" >"$T/Bad.cfg"
+run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Aliased.tla" --cfg "$T/Bad.cfg" --json
+check_eq "Aliased: an alias that fails keeps the state, with the error" 'true true \div by zero' \
+	"$(jq -r '.trace[2].alias | "\(.a) \(.b) \(._ALIASEvalError | test("div by zero") | if . then "\\div by zero" else . end)"' "$T/out.json")"
+check_eq "Aliased: the states before it through the alias" '{"a":true,"boom":1}' "$(jq -c '.trace[1].alias' "$T/out.json")"
+sed 's/^ALIAS Alias/ALIAS Formatted/' "$M/Aliased.cfg" >"$T/Fmt.cfg"
+"$SPECTAP" check --model "$M/Aliased.tla" --cfg "$T/Fmt.cfg" >"$T/text" 2>&1
+check_eq "Aliased: _format" "a is TRUE;" "$(grep -A1 '^State 3' "$T/text" | tail -n 1)"
+model Aliased AliasedOk 0 ok 9 4 3
+
 # Standard modules through INSTANCE, ToJson, TLCModelValue, TLCGet("config"); a tuple literal of
 # 5,000 elements; IOUtils' process operators are an error naming them.
 model StdInst StdInst 0 ok 2 2 2
