@@ -40,6 +40,131 @@ BI(bi_remove)
 	return e ? ret_seq(ev, at, "Remove", e, k, out) : oom(ev, at, "Remove");
 }
 
+/* RemoveFirst(s, e): s without its first occurrence of e (s itself when there is none). */
+BI(bi_remove_first)
+{
+	(void)n;
+	struct bi_seq s;
+	if (bi_seq(ev, at, "RemoveFirst", 1, args[0], &s))
+		return EVAL_ERR;
+	uint32_t at_i = 0;
+	while (at_i < s.n && !spt_value_eq(s.e[at_i], args[1]))
+		at_i++;
+	if (at_i == s.n)
+		return bi_ret(ev, at, "RemoveFirst", args[0], out);
+	spt_val **e = elems(s.n);
+	size_t k = 0;
+	for (uint32_t i = 0; e && i < s.n; i++)
+		if (i != at_i)
+			e[k++] = s.e[i];
+	return e ? ret_seq(ev, at, "RemoveFirst", e, k, out) : oom(ev, at, "RemoveFirst");
+}
+
+/* The set of the sequences s[from..to] (copies), for the (from, to) pairs pick gives in turn
+ * (it returns false when done). */
+static int seq_pieces(struct ev *ev, const struct ast *at, const char *op, spt_val *seq, size_t count,
+		      bool (*pick)(uint32_t len, size_t k, uint32_t *from, uint32_t *to), spt_val **out)
+{
+	struct bi_seq s;
+	if (bi_seq(ev, at, op, 1, seq, &s))
+		return EVAL_ERR;
+	spt_val **set = elems(count);
+	size_t m = 0;
+	uint32_t from, to;
+	for (size_t k = 0; set && pick(s.n, k, &from, &to); k++)
+		if (!(set[m++] = spt_seq(ev_arena(ev), s.e + from, to - from)))
+			m--;
+	spt_val *r = set ? spt_set(ev_arena(ev), set, m) : NULL;
+	free(set);
+	return bi_ret(ev, at, op, r, out);
+}
+
+/* Prefixes(s): s[1..l] for l in 0..Len(s); Suffixes(s): s[l..] for l in 1..Len(s), and <<>>. */
+static bool pick_prefix(uint32_t len, size_t k, uint32_t *from, uint32_t *to)
+{
+	*from = 0;
+	*to = (uint32_t)k;
+	return k <= len;
+}
+
+static bool pick_suffix(uint32_t len, size_t k, uint32_t *from, uint32_t *to)
+{
+	*from = (uint32_t)k;
+	*to = len;
+	return k <= len;
+}
+
+/* SubSeqs(s): SubSeq(s, i + 1, j) for i, j in 0..Len(s) (i >= j gives <<>>). */
+static bool pick_sub(uint32_t len, size_t k, uint32_t *from, uint32_t *to)
+{
+	size_t side = (size_t)len + 1;
+	if (k >= side * side)
+		return false;
+	*from = (uint32_t)(k / side);
+	*to = (uint32_t)(k % side);
+	if (*to < *from)
+		*to = *from;
+	return true;
+}
+
+BI(bi_prefixes)
+{
+	(void)n;
+	return seq_pieces(ev, at, "Prefixes", args[0], args[0]->n + 1, pick_prefix, out);
+}
+
+BI(bi_suffixes)
+{
+	(void)n;
+	return seq_pieces(ev, at, "Suffixes", args[0], args[0]->n + 1, pick_suffix, out);
+}
+
+BI(bi_sub_seqs)
+{
+	(void)n;
+	return seq_pieces(ev, at, "SubSeqs", args[0], ((size_t)args[0]->n + 1) * (args[0]->n + 1), pick_sub, out);
+}
+
+/* AllSubSeqs(s): the subsequences of s by every subset of its indices, in order. */
+BI(bi_all_sub_seqs)
+{
+	(void)n;
+	struct bi_seq s;
+	if (bi_seq(ev, at, "AllSubSeqs", 1, args[0], &s))
+		return EVAL_ERR;
+	if (s.n > 24)
+		return ev_fail(ev, at, "AllSubSeqs of a sequence of %u elements: 2^%u subsequences is more than spectap builds", s.n,
+			       s.n);
+	size_t count = (size_t)1 << s.n;
+	spt_val **set = elems(count), **sub = elems(s.n);
+	size_t m = 0;
+	for (size_t mask = 0; set && sub && mask < count; mask++) {
+		size_t k = 0;
+		for (uint32_t j = 0; j < s.n; j++)
+			if (mask >> j & 1)
+				sub[k++] = s.e[j];
+		if ((set[m] = spt_seq(ev_arena(ev), sub, k)))
+			m++;
+	}
+	spt_val *r = set && sub && m == count ? spt_set(ev_arena(ev), set, m) : NULL;
+	free(set);
+	free(sub);
+	return bi_ret(ev, at, "AllSubSeqs", r, out);
+}
+
+/* SeqMod(a, b): a % b, with b for 0 (1-based indices that wrap). */
+BI(bi_seq_mod)
+{
+	(void)n;
+	int64_t a, b;
+	if (bi_int(ev, at, "SeqMod", 1, args[0], &a) || bi_int(ev, at, "SeqMod", 2, args[1], &b))
+		return EVAL_ERR;
+	if (b <= 0)
+		return ev_fail(ev, at, "SeqMod(%lld, %lld): the second argument of %% must be positive", (long long)a, (long long)b);
+	int64_t r = ((a % b) + b) % b;
+	return bi_ret_int(ev, at, "SeqMod", r == 0 ? b : r, out);
+}
+
 BI(bi_replace_all)
 {
 	(void)n;

@@ -5,6 +5,7 @@
  * SelectInSubSeq): those are what specs in the wild were written against.
  */
 #include "builtins_internal.h"
+#include "ev_core.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,31 @@ HBI(bi_select_in_seq)
 	if (bi_seq(ev, at, "SelectInSeq", 1, args[0], &s))
 		return EVAL_ERR;
 	return select_in(ev, at, "SelectInSeq", args[0], 1, s.n, ops[1], false, out);
+}
+
+/* RemoveFirstMatch(s, Test): s without its first element that passes Test (s when none does). */
+HBI(bi_remove_first_match)
+{
+	(void)n;
+	struct bi_seq s;
+	spt_val *idx;
+	if (bi_seq(ev, at, "RemoveFirstMatch", 1, args[0], &s) ||
+	    select_in(ev, at, "RemoveFirstMatch", args[0], 1, s.n, ops[1], false, &idx))
+		return EVAL_ERR;
+	if (idx->u.i == 0) {
+		*out = args[0];
+		return 0;
+	}
+	spt_val **e = malloc((s.n ? s.n : 1) * sizeof(*e));
+	if (!e)
+		return oom(ev, at, "RemoveFirstMatch");
+	size_t k = 0;
+	for (uint32_t i = 0; i < s.n; i++)
+		if ((int64_t)i + 1 != idx->u.i)
+			e[k++] = s.e[i];
+	spt_val *r = spt_seq(ev->arena, e, k);
+	free(e);
+	return bi_ret(ev, at, "RemoveFirstMatch", r, out);
 }
 
 HBI(bi_select_last_in_seq)
@@ -290,6 +316,36 @@ HBI(bi_fold_right)
 	spt_val *acc = args[2];
 	for (uint32_t i = s.n; i-- > 0;)
 		if (call2(ev, at, ops[0], s.e[i], acc, &acc))
+			return EVAL_ERR;
+	*out = acc;
+	return 0;
+}
+
+/* FoldLeftDomain(op, base, s) and FoldRightDomain(op, s, base): FoldLeft and FoldRight over s's
+ * indices 1..Len(s) instead of its elements. */
+HBI(bi_fold_left_domain)
+{
+	(void)n;
+	struct bi_seq s;
+	if (bi_seq(ev, at, "FoldLeftDomain", 3, args[2], &s) || arity(ev, at, "FoldLeftDomain", ops[0], 2))
+		return EVAL_ERR;
+	spt_val *acc = args[1];
+	for (uint32_t i = 0; i < s.n; i++)
+		if (call2(ev, at, ops[0], acc, spt_int(ev->arena, (int64_t)i + 1), &acc))
+			return EVAL_ERR;
+	*out = acc;
+	return 0;
+}
+
+HBI(bi_fold_right_domain)
+{
+	(void)n;
+	struct bi_seq s;
+	if (bi_seq(ev, at, "FoldRightDomain", 2, args[1], &s) || arity(ev, at, "FoldRightDomain", ops[0], 2))
+		return EVAL_ERR;
+	spt_val *acc = args[2];
+	for (uint32_t i = s.n; i-- > 0;)
+		if (call2(ev, at, ops[0], spt_int(ev->arena, (int64_t)i + 1), acc, &acc))
 			return EVAL_ERR;
 	*out = acc;
 	return 0;

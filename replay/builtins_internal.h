@@ -99,7 +99,8 @@ BI(bi_print); BI(bi_printt); BI(bi_assert); BI(bi_trace); BI(bi_tostring); BI(bi
 BI(bi_tlc_get_or_default);
 
 /* builtins_ext.c */
-BI(bi_remove); BI(bi_replace_all); BI(bi_insert_at); BI(bi_replace_at); BI(bi_remove_at);
+BI(bi_remove); BI(bi_remove_first); BI(bi_replace_all); BI(bi_prefixes); BI(bi_suffixes);
+BI(bi_sub_seqs); BI(bi_all_sub_seqs); BI(bi_seq_mod); BI(bi_insert_at); BI(bi_replace_at); BI(bi_remove_at);
 BI(bi_flatten_seq); BI(bi_zip); BI(bi_longest_common_prefix); BI(bi_seq_of); BI(bi_tuple_of);
 BI(bi_set_to_seqs); BI(bi_ksubset); BI(bi_sym_diff); BI(bi_product_set); BI(bi_inverse);
 BI(bi_anti_function); BI(bi_exists_injection); BI(bi_exists_surjection); BI(bi_exists_bijection);
@@ -118,9 +119,20 @@ HBI_DECL(bi_select_seq); HBI_DECL(bi_select_in_seq); HBI_DECL(bi_select_last_in_
 HBI_DECL(bi_select_in_sub_seq); HBI_DECL(bi_select_last_in_sub_seq); HBI_DECL(bi_sort_seq);
 HBI_DECL(bi_fold_set); HBI_DECL(bi_reduce_set); HBI_DECL(bi_fold_function); HBI_DECL(bi_fold_seq);
 HBI_DECL(bi_fold_function_on_set); HBI_DECL(bi_fold_left); HBI_DECL(bi_fold_right);
+HBI_DECL(bi_fold_left_domain); HBI_DECL(bi_fold_right_domain); HBI_DECL(bi_remove_first_match);
 HBI_DECL(bi_map_then_fold_set); HBI_DECL(bi_fold_bag); HBI_DECL(bi_quantify); HBI_DECL(bi_map_then_sum_set);
 HBI_DECL(bi_choose_unique); HBI_DECL(bi_restrict_domain); HBI_DECL(bi_restrict_values); HBI_DECL(bi_pointwise);
 HBI_DECL(bi_tlc_get_and_set); /* builtins_tlc.c */
 HBI_DECL(bi_bag_of_all); HBI_DECL(bi_set_to_sort_seq); HBI_DECL(bi_is_sorted); HBI_DECL(bi_is_causal_order);
+
+/* builtins_relation.c: CommunityModules' Relation */
+BI(bi_rel_reflexive); BI(bi_rel_irreflexive); BI(bi_rel_symmetric); BI(bi_rel_antisymmetric);
+BI(bi_rel_asymmetric); BI(bi_rel_transitive); BI(bi_rel_strict_partial); BI(bi_rel_partial);
+BI(bi_rel_strict_total); BI(bi_rel_total); BI(bi_rel_transitive_closure);
+BI(bi_rel_reflexive_transitive_closure); BI(bi_rel_connected);
+HBI_DECL(bi_rel_reflexive_under); HBI_DECL(bi_rel_irreflexive_under); HBI_DECL(bi_rel_symmetric_under);
+HBI_DECL(bi_rel_antisymmetric_under); HBI_DECL(bi_rel_asymmetric_under); HBI_DECL(bi_rel_transitive_under);
+HBI_DECL(bi_rel_strict_partial_under); HBI_DECL(bi_rel_partial_under); HBI_DECL(bi_rel_strict_total_under);
+HBI_DECL(bi_rel_total_under);
 
 #endif

@@ -21,7 +21,7 @@ static const struct {
 	{ "FiniteSetsExt", "FiniteSets" }, { "Functions", NULL }, { "Bags", NULL },
 	{ "BagsExt", "Bags" }, { "Folds", NULL }, { "TLCExt", "TLC" }, { "Json", NULL },
 	{ "IOUtils", NULL }, { "VectorClocks", "Naturals" }, { "Randomization", NULL }, { "UndirectedGraphs", NULL },
-	{ "Bitwise", NULL }, { "SVG", NULL },
+	{ "Bitwise", NULL }, { "SVG", NULL }, { "Relation", "FiniteSets" },
 	/* Modules of theorems for TLAPS: nothing TLC evaluates (proofs are not read). */
 	{ "TLAPS", NULL }, { "NaturalsInduction", NULL }, { "FiniteSetTheorems", NULL },
 	{ "FunctionTheorems", NULL }, { "SequenceTheorems", NULL }, { "WellFoundedInduction", NULL },

@@ -312,6 +312,11 @@ static void test_bags_registers(void)
 	expect_err(__LINE__, "Reg6", "TLCSet(\"exit\", TRUE)", "which window validation does not have", NULL);
 	expect_err(__LINE__, "Reg7", "PickSuccessor(1 > 2)", "spectap does not ask", NULL);
 	expect_err(__LINE__, "Reg8", "TLCGet(\"s:never\")", "TLCGet(\"s:never\"): nothing was TLCSet there", NULL);
+	EXPECT("Rel1", "<<TRUE, TRUE, TRUE, TRUE, TRUE, FALSE, TRUE, TRUE, TRUE, FALSE, FALSE, FALSE>>");
+	EXPECT("Rel2", "<<TRUE, FALSE, FALSE, TRUE, FALSE, TRUE, FALSE, TRUE>>");
+	expect_err(__LINE__, "Rel3", NULL, "IsReflexive: the relation gives 5", "not a Boolean");
+	EXPECT("Sqx1", "<<<<1, 2, 3>>, <<3, 2, 1>>, <<2, 1>>, <<1, 2>>, <<1, 3>>, <<1>>, 5, 1, 3>>");
+	EXPECT("Sqx2", "<<{<<>>, <<1>>, <<1, 2>>}, {<<>>, <<2>>, <<1, 2>>}, TRUE, TRUE, 3>>");
 }
 
 static void test_except(void)

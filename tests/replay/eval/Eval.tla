@@ -210,4 +210,28 @@ Reg5 == /\ TLCSet("s:n", <<1>>) /\ TLCGet("s:n") = <<1>> /\ Ext!TLCGetOrDefault(
 Reg6 == TLCSet("exit", TRUE)
 Reg7 == Ext!PickSuccessor(1 > 2)
 Reg8 == TLCGet("s:never")
+\* CommunityModules' Relation, hand-derived: < on 1..3 is a strict total order; E's edges 1->2->3
+Rel == INSTANCE Relation
+RS == {1, 2, 3}
+E == [p \in RS \X RS |-> p \in {<<1, 2>>, <<2, 3>>}]
+Rel1 == << Rel!IsStrictlyTotallyOrdered([p \in RS \X RS |-> p[1] < p[2]], RS),
+           Rel!IsStrictlyTotallyOrderedUnder(<, RS), Rel!IsTotallyOrderedUnder(\leq, RS),
+           Rel!IsPartiallyOrderedUnder(\leq, RS), Rel!IsStrictlyPartiallyOrderedUnder(<, RS),
+           Rel!IsSymmetricUnder(<, RS), Rel!IsReflexiveUnder(\leq, RS), Rel!IsIrreflexiveUnder(<, RS),
+           Rel!IsAntiSymmetricUnder(\leq, RS), Rel!IsAsymmetricUnder(\leq, RS),
+           Rel!IsTransitiveUnder(LAMBDA x, y : x # y, RS), Rel!IsTotallyOrderedUnder(<, RS) >>
+Rel2 == LET T == Rel!TransitiveClosure(E, RS)
+            R == Rel!ReflexiveTransitiveClosure(E, RS)
+        IN << T[1, 3], T[3, 1], T[1, 1], R[1, 1], R[3, 1], DOMAIN T = RS \X RS,
+              Rel!IsConnected(E, RS), Rel!IsConnected([p \in RS \X RS |-> E[p] \/ E[p[2], p[1]]], RS) >>
+Rel3 == Rel!IsReflexive([p \in {1} \X {1} |-> 5], {1})
+\* SequencesExt operators CCF's specs use, hand-derived
+SX == INSTANCE SequencesExt
+Sqx1 == << SX!FoldLeftDomain(LAMBDA acc, i : acc \o <<i>>, <<>>, <<"a", "b", "c">>),
+           SX!FoldRightDomain(LAMBDA i, acc : acc \o <<i>>, <<"a", "b", "c">>, <<>>),
+           SX!RemoveFirst(<<1, 2, 1>>, 1), SX!RemoveFirst(<<1, 2>>, 3),
+           SX!RemoveFirstMatch(<<1, 2, 3>>, LAMBDA x : x > 1), SX!RemoveFirstMatch(<<1>>, LAMBDA x : x > 1),
+           SX!SeqMod(5, 5), SX!SeqMod(6, 5), SX!SeqMod(0, 3) >>
+Sqx2 == << SX!Prefixes(<<1, 2>>), SX!Suffixes(<<1, 2>>), SX!SubSeqs(<<1, 2, 3>>) = {<<>>, <<1>>, <<2>>, <<3>>, <<1, 2>>, <<2, 3>>, <<1, 2, 3>>},
+           SX!AllSubSeqs(<<1, 2, 3>>) = SX!SubSeqs(<<1, 2, 3>>) \cup {<<1, 3>>}, Cardinality(SX!AllSubSeqs(<<1, 1>>)) >>
 ====
