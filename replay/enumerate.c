@@ -325,6 +325,11 @@ static int cdot(struct en *en, const struct cont *k)
 	if (!a_next)
 		return ev_fail(&in->ev, e, "out of memory");
 	memset(a_next, 0, (in->n_vars + 1) * sizeof(*a_next));
+	/* As TLC's s0.copyWith(s1): a variable the step assigned before the composition (a trace
+	 * spec's line counter: l' = l + 1 /\ (A \cdot B)) keeps its old value in the middle state, and
+	 * its new one is the step's. */
+	for (uint32_t i = 0; !in->next_known && i < in->n_vars; i++)
+		a_next[i] = in->next[i] ? in->cur[i] : NULL;
 	struct cdot_st st = { en, e->a[1], k->c, k->next, in->cur, in->next };
 	in->next = a_next;
 	struct en sub = { in, cdot_mid, &st, en->depth, NULL };

@@ -460,6 +460,7 @@ struct cdot_eval {
 	struct ctx c;
 	spt_val **target;
 	bool found;
+	bool partial; /* in->partial outside the composition (B is evaluated with it) */
 };
 
 static int cdot_check(struct interp *in, void *arg)
@@ -473,8 +474,10 @@ static int cdot_check(struct interp *in, void *arg)
 	in->cur = mid;
 	in->next = st->target;
 	in->next_known = true;
+	in->partial = st->partial;
 	bool b;
 	int rc = eval_bool(in, st->c, st->b, &b);
+	in->partial = true;
 	in->cur = cur;
 	in->next = nx;
 	in->next_known = false;
@@ -495,8 +498,14 @@ static int eval_cdot(struct interp *in, struct ctx c, const struct ast *e, spt_v
 	memset(a_next, 0, (in->n_vars + 1) * sizeof(*a_next));
 	in->next = a_next;
 	in->next_known = false;
-	struct cdot_eval st = { e->a[1], c, target, false };
+	/* As TLC's evaluation of \cdot on a known step: A's middle state may leave variables
+	 * unassigned (those neither A nor B speaks of are the rest of the step's business); B
+	 * reading one is an error naming it. */
+	bool partial = in->partial;
+	in->partial = true;
+	struct cdot_eval st = { e->a[1], c, target, false, partial };
 	int rc = enumerate(in, c, e->a[0], cdot_check, &st);
+	in->partial = partial;
 	in->next = target;
 	in->next_known = true;
 	if (rc == EVAL_ERR)

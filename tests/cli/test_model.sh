@@ -71,6 +71,11 @@ check_contains "an operator parameter is refused, named" "$T/out.json" "operator
 
 # \cdot: enumerated through the middle state, and evaluated on a known step.
 model Compose Compose 0 ok 4 4 4
+# \cdot after a conjunct that assigned a variable: its old value in the middle state (TLC's copyWith)
+model ComposeCounted ComposeCounted 0 ok 4 4 4
+sed 's/^PROPERTY Composed/PROPERTY ReadsN/' "$M/ComposeCounted.cfg" >"$T/ReadsN.cfg"
+run_status 1 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/ComposeCounted.tla" --cfg "$T/ReadsN.cfg" --json
+check_contains "\\cdot: B reading what A's middle state left unassigned is an error naming it" "$T/out.json" "the value of n is unknown in this state"
 run_status 12 "$T/out.json" "$T/err" "$SPECTAP" check --model "$M/Compose.tla" --cfg "$M/ComposeBackwards.cfg" --json
 check_eq "ComposeBackwards: 0 -> 2 is no Double \\cdot Inc step" 'Backwards [0,2]' \
 	"$(jq -c -r '"\(.violated) \([.trace[].state.x])"' "$T/out.json")"
