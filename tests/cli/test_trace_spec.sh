@@ -29,6 +29,17 @@ check_eq "json: the closest miss" "Recv = {1, 2} {1, 3}" \
 check_eq "json: the log entry is JSON" 3 "$(jq -r .trace_spec.entry.m "$T/j")"
 check_eq "json: the behaviour to line 4" 4 "$(jq -r '.trace | length' "$T/j")"
 
+# CCF's way of ending the search (Traceccfraft.tla's Termination): an ACTION_CONSTRAINT that
+# TLCSet("exit", TRUE)s once a state at the last line is expanded. By hand: the first of the two
+# states at line 5 is expanded (its successor kept), the other is not: 8 states generated, 8
+# distinct, 2 left on the queue, one state past the last line. The ALIAS shows the behaviour.
+TRACE=$D/good.ndjson run_status 0 "$T/j" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --cfg $D/TraceRelayExit.cfg --json
+check_eq "exit at the last line: accepted, TLC's counts" "accepted 8 8 2 6" \
+	"$(jq -r '"\(.trace_spec.verdict) \(.generated) \(.distinct) \(.queue) \(.depth)"' "$T/j")"
+TRACE=$D/bad.ndjson run_status 12 "$T/j" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --cfg $D/TraceRelayExit.cfg --json
+check_eq "the rejected behaviour through the ALIAS" '[{"got":[],"line":1},{"got":[],"line":2},{"got":[],"line":3},{"got":[1],"line":4}]' \
+	"$(jq -c '[.trace[].alias]' "$T/j")"
+
 # The spec's properties and invariants hold on every state reached, as with --model.
 printf '%s\n' '{"op":"send"}' '{"op":"recv","m":1}' '{"op":"recv","m":1}' >"$T/twice.ndjson"
 TRACE=$T/twice.ndjson run_status 12 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla

@@ -17,4 +17,7 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<vars, l>>
 
 TraceMatched == [](l <= Len(Log) => [](TLCGet("queue") = 1 \/ l > Len(Log)))
 RelaySpec == Spec
+\* As CCF's Traceccfraft.tla ends its search: the first state at the last line stops it.
+Termination == l = Len(Log) => TLCSet("exit", TRUE)
+TraceAlias == [line |-> l, got |-> got]
 ====
