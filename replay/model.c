@@ -101,23 +101,32 @@ static int64_t line_of(const struct mc_model *m, spt_val **state, uint32_t level
 
 /* A trace spec's outcome: the furthest line reached, the log's entry there and, when some line
  * was not matched, a behaviour to a state at that line and why none of its successors matched. */
-static void trace_outcome(struct mc_priv *p, const struct mc_opts *o, struct mc_result *r)
+/* A trace spec's outcome before anything is known: its cursor and log named (when it has them:
+ * true), no line reached. */
+static bool outcome_names(const struct mc_model *m, const struct mc_opts *o, struct mc_trace_outcome *t)
 {
-	struct mc_model *m = &p->m;
-	struct search *S = &p->S;
-	struct mc_trace_outcome *t = &r->trace_spec;
 	t->closest.depth = -1;
 	t->log_len = -1;
 	t->line = -1;
 	t->error_line = -1;
 	t->n_diffs = -1;
 	if (m->cursor < 0 && !m->lines)
+		return false;
+	t->cursor = m->lines ? "the level" : m->vars[m->cursor];
+	t->log = m->lines ? o->states_name : m->log.name;
+	return true;
+}
+
+static void trace_outcome(struct mc_priv *p, const struct mc_opts *o, struct mc_result *r)
+{
+	struct mc_model *m = &p->m;
+	struct search *S = &p->S;
+	struct mc_trace_outcome *t = &r->trace_spec;
+	if (!outcome_names(m, o, t))
 		return;
 	if (r->n_trace)
 		t->error_line = line_of(m, r->trace[r->n_trace - 1].vals, r->n_trace);
 	t->found = true;
-	t->cursor = m->lines ? "the level" : m->vars[m->cursor];
-	t->log = m->lines ? o->states_name : m->log.name;
 	uint64_t fp = 0;
 	for (unsigned i = 0; i < S->nw; i++) {
 		const struct worker *w = &S->w[i];
@@ -211,7 +220,8 @@ int mc_run(const struct mc_opts *o, struct mc_result *r, struct check_error *err
 	w0->in.ev.arena = &w0->scratch;
 	if ((rc = mc_check_assumptions(m, &w0->in, r, err)) < 0)
 		return rc;
-	if (rc == 1) {
+	if (rc == 1) { /* an assumption is false: no state was searched */
+		outcome_names(m, o, &r->trace_spec);
 		r->seconds = search_now() - t0;
 		return 0;
 	}

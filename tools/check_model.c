@@ -96,6 +96,10 @@ static void print_trace_text(const struct mc_result *r, const struct check_model
 {
 	const struct mc_trace_outcome *t = &r->trace_spec;
 	FILE *f = stdout;
+	if (r->verdict == MC_ASSUMPTION) {
+		fprintf(f, "rejected: the error above (an assumption is false: no %s was checked)\n", o->states ? "state" : "log line");
+		return;
+	}
 	if (o->states) {
 		if (trace_accepted(r))
 			fprintf(f, "accepted: a behaviour goes through all %" PRId64 " states of %s (%" PRIu64 " at the end)\n",
@@ -340,9 +344,10 @@ static void print_json(const struct mc_result *r, const struct check_model_opts 
 	const struct mc_trace_outcome *t = &r->trace_spec;
 	if (o->trace_spec || o->states) {
 		spt_buf_printf(&b, ",\"trace_spec\":{\"verdict\":\"%s\",\"cursor\":", trace_accepted(r) ? "accepted" : "rejected");
-		spt_buf_json_str(&b, t->cursor, strlen(t->cursor));
+		const char *cursor = t->cursor ? t->cursor : "", *log = t->log ? t->log : "";
+		spt_buf_json_str(&b, cursor, strlen(cursor));
 		spt_buf_puts(&b, ",\"log\":");
-		spt_buf_json_str(&b, t->log, strlen(t->log));
+		spt_buf_json_str(&b, log, strlen(log));
 		spt_buf_printf(&b, ",\"log_length\":%" PRId64 ",\"line\":%" PRId64 ",\"frontier\":%" PRIu64, t->log_len,
 			       t->line, t->frontier);
 		if (t->error_line >= 0)

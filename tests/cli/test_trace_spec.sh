@@ -40,6 +40,17 @@ TRACE=$D/bad.ndjson run_status 12 "$T/j" "$T/e" "$SPECTAP" check --trace-spec $D
 check_eq "the rejected behaviour through the ALIAS" '[{"got":[],"line":1},{"got":[],"line":2},{"got":[],"line":3},{"got":[1],"line":4}]' \
 	"$(jq -c '[.trace[].alias]' "$T/j")"
 
+# An assumption the log breaks (CCF's trace spec assumes a non-empty log): no search, a verdict
+# that says so (its --json once crashed on the cursor not yet named).
+sed 's/^====$/ASSUME Len(Log) > 0\n====/' $D/TraceRelay.tla >"$T/TraceRelay.tla"
+cp $D/Relay.tla $D/TraceRelay.cfg "$T/"
+: >"$T/empty.ndjson"
+TRACE=$T/empty.ndjson run_status 10 "$T/j" "$T/e" "$SPECTAP" check --trace-spec "$T/TraceRelay.tla" --json
+check_eq "an assumption the log breaks: rejected, nothing searched" "assumption rejected l Log 0" \
+	"$(jq -r '"\(.verdict) \(.trace_spec.verdict) \(.trace_spec.cursor) \(.trace_spec.log) \(.distinct)"' "$T/j")"
+TRACE=$T/empty.ndjson run_status 10 "$T/o" "$T/e" "$SPECTAP" check --trace-spec "$T/TraceRelay.tla"
+check_contains "an assumption the log breaks, in words" "$T/o" "rejected: the error above (an assumption is false: no log line was checked)"
+
 # The spec's properties and invariants hold on every state reached, as with --model.
 printf '%s\n' '{"op":"send"}' '{"op":"recv","m":1}' '{"op":"recv","m":1}' >"$T/twice.ndjson"
 TRACE=$T/twice.ndjson run_status 12 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla
