@@ -761,6 +761,7 @@ int search_run(struct search *S, struct check_error *err)
 	pthread_cond_broadcast(&S->ready_cv);
 	pthread_mutex_unlock(&S->ready_mu);
 	S->level_no = 1;
+	bool explored = false;
 	while (!atomic_load(&S->stop) && !atomic_load(&S->exit_req)) {
 		if (gather(S)) {
 			record(&S->w[0], MC_EVAL_ERROR, "memory", "out of memory gathering the next level", 0, NULL);
@@ -779,7 +780,12 @@ int search_run(struct search *S, struct check_error *err)
 		if (started > 1)
 			pthread_barrier_wait(&S->end);
 		S->level_no++;
+		explored = true;
 	}
+	/* TLCGet("diameter") after the search (a POSTCONDITION's) is, as TLC's, the level of the
+	 * last states expanded, not the one after it. */
+	if (explored)
+		S->level_no--;
 	S->done = true;
 	if (started > 1) {
 		pthread_barrier_wait(&S->start);

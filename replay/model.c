@@ -153,7 +153,10 @@ static void trace_outcome(struct mc_priv *p, const struct mc_opts *o, struct mc_
 	t->log_len = log->n;
 	if (t->line >= 1 && t->line <= t->log_len)
 		t->entry = spt_value_clone(&p->arena, log->u.elems[t->line - 1]);
-	if (t->line < 1 || t->line > t->log_len || !fp || (r->verdict != MC_OK && r->verdict != MC_TEMPORAL))
+	/* A trace spec's POSTCONDITION that the log was matched to its end (CCF's
+	 * TraceMatchedNonTrivially) fails because of the line diagnosed here. */
+	if (t->line < 1 || t->line > t->log_len || !fp ||
+	    (r->verdict != MC_OK && r->verdict != MC_TEMPORAL && r->verdict != MC_POSTCONDITION))
 		return; /* matched to the end, or another error is the story */
 	char why[512];
 	if (!r->n_trace || line_of(m, r->trace[r->n_trace - 1].vals, r->n_trace) != t->line) {

@@ -125,7 +125,8 @@ static void print_trace_text(const struct mc_result *r, const struct check_model
 			t->log_len, t->log, t->frontier, t->frontier == 1 ? "" : "s");
 		return;
 	}
-	if (r->verdict != MC_OK && r->verdict != MC_TEMPORAL) {
+	if (r->verdict != MC_OK && r->verdict != MC_TEMPORAL && !(r->verdict == MC_POSTCONDITION && t->line >= 1 &&
+									     t->line <= t->log_len)) {
 		if (t->error_line >= 0)
 			fprintf(f, "rejected: the error above, in the behaviour's state at log line %" PRId64 " of %" PRId64
 				" of %s\n", t->error_line, t->log_len, t->log);

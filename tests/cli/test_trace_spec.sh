@@ -40,6 +40,15 @@ TRACE=$D/bad.ndjson run_status 12 "$T/j" "$T/e" "$SPECTAP" check --trace-spec $D
 check_eq "the rejected behaviour through the ALIAS" '[{"got":[],"line":1},{"got":[],"line":2},{"got":[],"line":3},{"got":[1],"line":4}]' \
 	"$(jq -c '[.trace[].alias]' "$T/j")"
 
+# A POSTCONDITION that the search went as deep as the log (CCF's TraceMatchedNonTrivially):
+# holds on the good log; on the bad one it is false, and the line no successor matched is named.
+TRACE=$D/good.ndjson run_status 0 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --cfg $D/TraceRelayPost.cfg
+check_contains "the depth postcondition holds on a matched log" "$T/o" "accepted: a behaviour matches all 5 lines of Log"
+TRACE=$D/bad.ndjson run_status 12 "$T/o" "$T/e" "$SPECTAP" check --trace-spec $D/TraceRelay.tla --cfg $D/TraceRelayPost.cfg
+check_contains "the depth postcondition fails" "$T/o" "Error: Postcondition TraceAccepted is false."
+check_contains "and the line no successor matched is named" "$T/o" \
+	"rejected at log line 4 of 5 (Log[4]): no successor of the 2 states that matched line 3 matches it"
+
 # An assumption the log breaks (CCF's trace spec assumes a non-empty log): no search, a verdict
 # that says so (its --json once crashed on the cursor not yet named).
 sed 's/^====$/ASSUME Len(Log) > 0\n====/' $D/TraceRelay.tla >"$T/TraceRelay.tla"

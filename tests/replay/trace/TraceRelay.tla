@@ -20,4 +20,9 @@ RelaySpec == Spec
 \* As CCF's Traceccfraft.tla ends its search: the first state at the last line stops it.
 Termination == l = Len(Log) => TLCSet("exit", TRUE)
 TraceAlias == [line |-> l, got |-> got]
+\* As CCF's TraceMatchedNonTrivially: the search went as deep as the log is long. TLCGet's
+\* diameter after the search is the level of the last states expanded: the one past the last
+\* line (Len(Log) + 1) when the search runs out, the last line's when Termination stops it.
+TraceAccepted == TLCGet("stats").diameter = Len(Log) + 1
+TraceAcceptedExit == TLCGet("stats").diameter = Len(Log)
 ====
