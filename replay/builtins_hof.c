@@ -291,64 +291,48 @@ HBI(bi_fold_function_on_set)
 	return fold_fun(ev, at, "FoldFunctionOnSet", ops[0], args[1], args[2], args[3], out);
 }
 
-/* FoldLeft(op, base, s) = op(...op(op(base, s[1]), s[2])..., s[n]). */
+/* FoldLeft(op, base, s) = op(...op(op(base, s[1]), s[2])..., s[n]) and FoldRight(op, s, base) =
+ * op(s[1], op(s[2], ... op(s[n], base))); their ...Domain forms fold s's indices 1..Len(s)
+ * instead of its elements. */
+static int fold_seq(struct ev *ev, const struct ast *at, const char *name, const struct closure *op, spt_val *seq,
+		    int argno, spt_val *base, bool right, bool indices, spt_val **out)
+{
+	struct bi_seq s;
+	if (bi_seq(ev, at, name, argno, seq, &s) || arity(ev, at, name, op, 2))
+		return EVAL_ERR;
+	spt_val *acc = base;
+	for (uint32_t k = 0; k < s.n; k++) {
+		uint32_t i = right ? s.n - 1 - k : k;
+		spt_val *x = indices ? spt_int(ev->arena, (int64_t)i + 1) : s.e[i];
+		if (right ? call2(ev, at, op, x, acc, &acc) : call2(ev, at, op, acc, x, &acc))
+			return EVAL_ERR;
+	}
+	*out = acc;
+	return 0;
+}
+
 HBI(bi_fold_left)
 {
 	(void)n;
-	struct bi_seq s;
-	if (bi_seq(ev, at, "FoldLeft", 3, args[2], &s) || arity(ev, at, "FoldLeft", ops[0], 2))
-		return EVAL_ERR;
-	spt_val *acc = args[1];
-	for (uint32_t i = 0; i < s.n; i++)
-		if (call2(ev, at, ops[0], acc, s.e[i], &acc))
-			return EVAL_ERR;
-	*out = acc;
-	return 0;
+	return fold_seq(ev, at, "FoldLeft", ops[0], args[2], 3, args[1], false, false, out);
 }
 
-/* FoldRight(op, s, base) = op(s[1], op(s[2], ... op(s[n], base))). */
 HBI(bi_fold_right)
 {
 	(void)n;
-	struct bi_seq s;
-	if (bi_seq(ev, at, "FoldRight", 2, args[1], &s) || arity(ev, at, "FoldRight", ops[0], 2))
-		return EVAL_ERR;
-	spt_val *acc = args[2];
-	for (uint32_t i = s.n; i-- > 0;)
-		if (call2(ev, at, ops[0], s.e[i], acc, &acc))
-			return EVAL_ERR;
-	*out = acc;
-	return 0;
+	return fold_seq(ev, at, "FoldRight", ops[0], args[1], 2, args[2], true, false, out);
 }
 
-/* FoldLeftDomain(op, base, s) and FoldRightDomain(op, s, base): FoldLeft and FoldRight over s's
- * indices 1..Len(s) instead of its elements. */
 HBI(bi_fold_left_domain)
 {
 	(void)n;
-	struct bi_seq s;
-	if (bi_seq(ev, at, "FoldLeftDomain", 3, args[2], &s) || arity(ev, at, "FoldLeftDomain", ops[0], 2))
-		return EVAL_ERR;
-	spt_val *acc = args[1];
-	for (uint32_t i = 0; i < s.n; i++)
-		if (call2(ev, at, ops[0], acc, spt_int(ev->arena, (int64_t)i + 1), &acc))
-			return EVAL_ERR;
-	*out = acc;
-	return 0;
+	return fold_seq(ev, at, "FoldLeftDomain", ops[0], args[2], 3, args[1], false, true, out);
 }
 
 HBI(bi_fold_right_domain)
 {
 	(void)n;
-	struct bi_seq s;
-	if (bi_seq(ev, at, "FoldRightDomain", 2, args[1], &s) || arity(ev, at, "FoldRightDomain", ops[0], 2))
-		return EVAL_ERR;
-	spt_val *acc = args[2];
-	for (uint32_t i = s.n; i-- > 0;)
-		if (call2(ev, at, ops[0], spt_int(ev->arena, (int64_t)i + 1), acc, &acc))
-			return EVAL_ERR;
-	*out = acc;
-	return 0;
+	return fold_seq(ev, at, "FoldRightDomain", ops[0], args[1], 2, args[2], true, true, out);
 }
 
 /* MapThenFoldSet(op, base, f, choose, S): as its definition (no override): x = choose(S) is
