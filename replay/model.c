@@ -99,8 +99,6 @@ static int64_t line_of(const struct mc_model *m, spt_val **state, uint32_t level
 	return c->kind == SPT_INT ? c->u.i + m->cursor_offset : -1;
 }
 
-/* A trace spec's outcome: the furthest line reached, the log's entry there and, when some line
- * was not matched, a behaviour to a state at that line and why none of its successors matched. */
 /* A trace spec's outcome before anything is known: its cursor and log named (when it has them:
  * true), no line reached. */
 static bool outcome_names(const struct mc_model *m, const struct mc_opts *o, struct mc_trace_outcome *t)
@@ -117,6 +115,8 @@ static bool outcome_names(const struct mc_model *m, const struct mc_opts *o, str
 	return true;
 }
 
+/* A trace spec's outcome: the furthest line reached, the log's entry there and, when some line
+ * was not matched, a behaviour to a state at that line and why none of its successors matched. */
 static void trace_outcome(struct mc_priv *p, const struct mc_opts *o, struct mc_result *r)
 {
 	struct mc_model *m = &p->m;
