@@ -40,6 +40,18 @@ BI(bi_remove)
 	return e ? ret_seq(ev, at, "Remove", e, k, out) : oom(ev, at, "Remove");
 }
 
+/* The sequence s without its element at index i0 (0-based, < s->n). */
+int bi_seq_without(struct ev *ev, const struct ast *at, const char *op, const struct bi_seq *s, uint32_t i0,
+		   spt_val **out)
+{
+	spt_val **e = elems(s->n);
+	if (!e)
+		return oom(ev, at, op);
+	memcpy(e, s->e, (size_t)i0 * sizeof(*e));
+	memcpy(e + i0, s->e + i0 + 1, (size_t)(s->n - i0 - 1) * sizeof(*e));
+	return ret_seq(ev, at, op, e, s->n - 1, out);
+}
+
 /* RemoveFirst(s, e): s without its first occurrence of e (s itself when there is none). */
 BI(bi_remove_first)
 {
@@ -47,17 +59,10 @@ BI(bi_remove_first)
 	struct bi_seq s;
 	if (bi_seq(ev, at, "RemoveFirst", 1, args[0], &s))
 		return EVAL_ERR;
-	uint32_t at_i = 0;
-	while (at_i < s.n && !spt_value_eq(s.e[at_i], args[1]))
-		at_i++;
-	if (at_i == s.n)
-		return bi_ret(ev, at, "RemoveFirst", args[0], out);
-	spt_val **e = elems(s.n);
-	size_t k = 0;
-	for (uint32_t i = 0; e && i < s.n; i++)
-		if (i != at_i)
-			e[k++] = s.e[i];
-	return e ? ret_seq(ev, at, "RemoveFirst", e, k, out) : oom(ev, at, "RemoveFirst");
+	uint32_t i = 0;
+	while (i < s.n && !spt_value_eq(s.e[i], args[1]))
+		i++;
+	return i == s.n ? bi_ret(ev, at, "RemoveFirst", args[0], out) : bi_seq_without(ev, at, "RemoveFirst", &s, i, out);
 }
 
 /* The set of the sequences s[from..to] (copies), for the (from, to) pairs pick gives in turn
@@ -219,12 +224,7 @@ BI(bi_remove_at)
 	int64_t i;
 	if (bi_seq(ev, at, "RemoveAt", 1, args[0], &s) || index_arg(ev, at, "RemoveAt", args[1], 1, s.n, &i))
 		return EVAL_ERR;
-	spt_val **e = elems(s.n);
-	if (!e)
-		return oom(ev, at, "RemoveAt");
-	memcpy(e, s.e, (size_t)(i - 1) * sizeof(*e));
-	memcpy(e + i - 1, s.e + i, (size_t)(s.n - (uint32_t)i) * sizeof(*e));
-	return ret_seq(ev, at, "RemoveAt", e, s.n - 1, out);
+	return bi_seq_without(ev, at, "RemoveAt", &s, (uint32_t)i - 1, out);
 }
 
 /* FlattenSeq(ss): the concatenation of the sequences of ss. */

@@ -120,16 +120,7 @@ HBI(bi_remove_first_match)
 		*out = args[0];
 		return 0;
 	}
-	spt_val **e = malloc((s.n ? s.n : 1) * sizeof(*e));
-	if (!e)
-		return oom(ev, at, "RemoveFirstMatch");
-	size_t k = 0;
-	for (uint32_t i = 0; i < s.n; i++)
-		if ((int64_t)i + 1 != idx->u.i)
-			e[k++] = s.e[i];
-	spt_val *r = spt_seq(ev->arena, e, k);
-	free(e);
-	return bi_ret(ev, at, "RemoveFirstMatch", r, out);
+	return bi_seq_without(ev, at, "RemoveFirstMatch", &s, (uint32_t)idx->u.i - 1, out);
 }
 
 HBI(bi_select_last_in_seq)

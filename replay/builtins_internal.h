@@ -37,6 +37,9 @@ struct bi_seq {
 	uint32_t n;
 };
 bool bi_as_seq(spt_val *v, struct bi_seq *s);
+/* The sequence s without its element at index i0 (0-based, < s->n) (builtins_ext.c). */
+int bi_seq_without(struct ev *ev, const struct ast *at, const char *op, const struct bi_seq *s, uint32_t i0,
+		   spt_val **out);
 int bi_seq(struct ev *ev, const struct ast *at, const char *op, int argno, spt_val *v,
 	   struct bi_seq *s);
 
