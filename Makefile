@@ -430,25 +430,27 @@ demo: deps
 # The cost of capturing etcd (issue 6): the capture chain of `spectap record etcd`, plain -O2.
 BENCH_ETCD_SRC := bench/bench_etcd.c bench/bench_capture.c bench/bench_etcd_puts.c bench/bench_etcd_hits.c
 $(BUILD)/bench/bench_etcd: $(BENCH_ETCD_SRC) bench/bench_etcd.h $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libcbin.a \
-		$(BUILD)/libspectap.a $(HEADERS)
+		$(BUILD)/libreplay.a $(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $(BENCH_ETCD_SRC) $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
-		$(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
+		$(BUILD)/libcbin.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) \
+		$(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
 # The collector alone on recorded uprobe records (`record`, then `replay`): its CPU per event.
 $(BUILD)/bench/bench_etcd_replay: bench/bench_etcd_replay.c $(CAPTURE_OBJ) $(BUILD)/libprobes.a $(BUILD)/libcbin.a \
-		$(BUILD)/libspectap.a $(HEADERS)
+		$(BUILD)/libreplay.a $(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ $< $(CAPTURE_OBJ) $(BUILD)/libprobes.a \
-		$(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
+		$(BUILD)/libcbin.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a $(LIBS) $(HARNESS_LIBS) $(BPF_LIBS) \
+		$(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
 
 # The cost of capturing RedisRaft (issue 7): write throughput with and without probes.
 BENCH_BIN += $(BUILD)/bench/bench_redisraft
 $(BUILD)/bench/bench_redisraft: bench/bench_redisraft.c bench/bench_capture.c bench/bench_etcd.h $(CAPTURE_OBJ) \
-		$(BUILD)/libprobes.a $(BUILD)/libcbin.a $(BUILD)/libspectap.a $(HEADERS)
+		$(BUILD)/libprobes.a $(BUILD)/libcbin.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -o $@ bench/bench_redisraft.c bench/bench_capture.c $(CAPTURE_OBJ) \
-		$(BUILD)/libprobes.a $(BUILD)/libcbin.a $(BUILD)/libspectap.a $(LIBS) $(BPF_LIBS) $(LTTNG_LIBS) \
-		-lcapstone -lpthread $(C_LIBS)
+		$(BUILD)/libprobes.a $(BUILD)/libcbin.a $(BUILD)/libreplay.a $(BUILD)/libspectap.a $(LIBS) $(HARNESS_LIBS) \
+		$(BPF_LIBS) $(LTTNG_LIBS) -lcapstone -lpthread $(C_LIBS)
 
 # What a uprobe hit costs by the site's first instruction, on a C target of ours.
 BENCH_BIN += $(BUILD)/bench/bench_sites $(BUILD)/bench/sites
