@@ -125,6 +125,8 @@ int collect_new(struct spt_writer *w, const struct collect_table *t, struct upro
 		c->shape = o->shape;
 		c->shape_ctx = o->shape_ctx;
 	}
+	if (o && o->sz >= offsetof(struct collect_opts, shape_end) + sizeof(o->shape_end))
+		c->shape_end = o->shape_end;
 	if (o && o->sz >= offsetof(struct collect_opts, named_pids_only) + sizeof(o->named_pids_only))
 		c->named_pids_only = o->named_pids_only;
 	c->spool_backlog = DEFAULT_SPOOL_BACKLOG;
@@ -726,6 +728,49 @@ static int write_event(struct collect *c, const struct probe *p, const struct up
 	return 0;
 }
 
+/* collect_finish's last call of the shaper per node (COLLECT_SHAPE_END): what it held back. */
+static int shape_end(struct collect *c)
+{
+	static const struct probe end = { .id = COLLECT_SHAPE_END, .kind = "end", .node_read = -1 };
+
+	for (size_t i = 0; c->shape_end && i < c->nnodes; i++) {
+		struct node *nd = &c->nodes[i];
+		struct held h;
+		memset(&h, 0, sizeof(h));
+		h.ktime = nd->last_ts;
+		h.size = sizeof(h.u.ev);
+		for (unsigned part = 0;; part++) {
+			struct collect_shape sh = { .probe_id = COLLECT_SHAPE_END, .size = 0, .node = nd->name,
+						    .arena = &c->arena, .part = part, .ktime = h.ktime };
+			struct spt_event e;
+			int r;
+
+			if (!part)
+				spt_arena_reset(&c->arena);
+			r = c->shape_end(c->shape_ctx, &sh);
+			if (r < 0)
+				return collect_fail(c, r, "collector: %s", sh.err[0] ? sh.err : strerror(-r));
+			if (r == 1)
+				break;
+			bool more = r == COLLECT_SHAPE_MORE;
+			memset(&e, 0, sizeof(e));
+			e.kind = sh.kind;
+			e.args = sh.args;
+			e.state = sh.state;
+			e.meta = sh.meta;
+			if (sh.msg) {
+				c->msg = *sh.msg;
+				e.msg = &c->msg;
+			}
+			if ((r = write_event(c, &end, &h.u.ev, &h, nd, &e)))
+				return r;
+			if (!more)
+				break;
+		}
+	}
+	return 0;
+}
+
 /* Releases held events: all, or those older than the window. */
 static int release(struct collect *c, bool all)
 {
@@ -854,6 +899,8 @@ int collect_finish(struct collect *c, uint64_t *lost)
 	}
 	c->finished = true;
 	r = release(c, true);
+	if (!r)
+		r = shape_end(c);
 	if (r)
 		goto cleanup;
 	r = declare_gaps(c, true);

@@ -105,6 +105,11 @@ struct collect_table {
  * message in err).
  */
 #define COLLECT_SHAPE_MORE 2
+/* collect_opts.shape_end, for a shaper that holds an event back until the node's next record (a
+ * step whose end is read at the node's next call): called once per node by collect_finish,
+ * after every record, with probe_id COLLECT_SHAPE_END, ev NULL and ktime the node's last
+ * event's time; returns 1 (nothing), 0 or COLLECT_SHAPE_MORE as for a record. */
+#define COLLECT_SHAPE_END 0u
 struct collect_shape {
 	uint32_t probe_id;
 	const struct uprobe_event *ev; /* the raw record */
@@ -128,6 +133,7 @@ struct collect_opts {
 	size_t max_pending;   /* records held at most (default 65536) */
 	collect_shape_fn shape; /* NULL: events as the table says */
 	void *shape_ctx;
+	collect_shape_fn shape_end; /* NULL: none (COLLECT_SHAPE_END above); ctx is shape_ctx */
 	bool named_pids_only; /* drop (and count in stats.foreign) records of pids never given to
 			       * collect_set_node: other processes running the probed binary */
 	/* Spool mode: draining (collect_drain, the drain thread) only copies the records into an

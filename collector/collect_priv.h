@@ -78,6 +78,7 @@ struct collect {
 	struct collect_stats st;
 	struct uprobe_counters *ctrs;
 	collect_shape_fn shape;
+	collect_shape_fn shape_end;
 	void *shape_ctx;
 	bool named_pids_only;
 	struct spt_msgpair *pairs;

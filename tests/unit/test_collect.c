@@ -701,6 +701,96 @@ cleanup:
 	rmdir(dir);
 }
 
+/* A shaper that holds a node's "open" record back: collect_finish asks for it at the end
+ * (COLLECT_SHAPE_END), once per node, after every record. */
+struct held_ctx {
+	unsigned ends; /* end calls */
+	bool open[2];  /* by node: n1, n2 */
+};
+
+static int held_shape(void *ctx, struct collect_shape *s)
+{
+	struct held_ctx *h = ctx;
+	h->open[strcmp(s->node, "n1") != 0] = s->ev->val[0] == 4;
+	return s->ev->val[0] == 4 ? 1 : 0;
+}
+
+static int held_end(void *ctx, struct collect_shape *s)
+{
+	struct held_ctx *h = ctx;
+	bool *open = &h->open[strcmp(s->node, "n1") != 0];
+	h->ends++;
+	if (s->probe_id != COLLECT_SHAPE_END || s->ev || !*open)
+		return 1;
+	*open = false;
+	s->kind = "Unfinished";
+	s->args = s->state = s->meta = NULL;
+	return 0;
+}
+
+static void test_shaper_end(void)
+{
+	static const struct collect_probe p = {
+		.probe_id = 7, .kind = "raw", .nfields = 1, .fields = {{"x", COLLECT_ARGS, COLLECT_UINT}},
+	};
+	struct collect_table t = {&p, 1};
+	struct held_ctx hc = { 0 };
+	struct collect_opts o = {.sz = sizeof(o), .window_ns = 1, .shape = held_shape, .shape_end = held_end,
+				 .shape_ctx = &hc, .named_pids_only = true};
+	struct spt_writer_opts wo = {.sz = sizeof(wo)};
+	struct spt_header h = {.system = "toy"};
+	const struct spt_event *e;
+	struct spt_writer *w = NULL;
+	struct spt_reader *r = NULL;
+	struct collect *c = NULL;
+	char dir[] = "/tmp/test_collect.XXXXXX", path[64], err[300];
+	struct spt_diag d = {""};
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/e.spt", dir);
+	CHECKF(spt_writer_open(path, &h, &wo, &w, &d) == 0, "%s", d.msg);
+	if (!w)
+		goto cleanup;
+	CHECKF(collect_new(w, &t, NULL, &o, &c, err, sizeof(err)) == 0, "%s", err);
+	if (!c)
+		goto cleanup;
+	CHECK(collect_set_node(c, 100, "n1") == 0 && collect_set_node(c, 200, "n2") == 0);
+	/* n1: an event, then a held record; n2: a held record, then an event (nothing held). */
+	struct { int pid; uint64_t kind; } recs[] = { {100, 0}, {200, 4}, {100, 4}, {200, 0} };
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		struct uprobe_event ev = synth(0, i, 10 * (i + 1), recs[i].kind);
+		ev.pid = (uint32_t)recs[i].pid;
+		CHECK(collect_record(c, &ev, sizeof(ev)) == 0);
+	}
+	CHECKF(collect_finish(c, NULL) == 0, "%s", collect_error(c));
+	CHECK(hc.ends == 2); /* once per node */
+	CHECK(collect_stats(c)->events == 3);
+	CHECKF(spt_writer_close(w, &d) == 0, "%s", d.msg);
+	w = NULL;
+	CHECKF(spt_reader_open(path, &r, &d) == 0, "%s", d.msg);
+	if (!r)
+		goto cleanup;
+	/* The held event last, on n1, after n1's other event: seq 2, n1's last time. */
+	static const char *const want_kind[] = {"raw", "raw", "Unfinished"}, *const want_node[] = {"n1", "n2", "n1"};
+	static const uint64_t want_seq[] = {1, 1, 2}, want_ts[] = {10, 40, 10};
+	size_t n = 0;
+	for (; spt_reader_next(r, &e) == 1; n++) {
+		if (n >= 3)
+			break;
+		CHECKF(!strcmp(e->kind, want_kind[n]) && !strcmp(e->node, want_node[n]) && e->seq == want_seq[n] &&
+		       e->ts_ns == want_ts[n], "event %zu: %s %s seq %llu ts %llu", n, e->kind, e->node,
+		       (unsigned long long)e->seq, (unsigned long long)e->ts_ns);
+	}
+	CHECKF(n == 3, "%zu events", n);
+cleanup:
+	spt_reader_close(r);
+	collect_free(c);
+	if (w)
+		spt_writer_abandon(w);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	struct uprobe_loader *l = NULL;
@@ -725,6 +815,7 @@ int main(int argc, char **argv)
 	RUN(test_bad_tables);
 	RUN(test_synthetic_order_and_gaps);
 	RUN(test_shaper_messages_and_pids);
+	RUN(test_shaper_end);
 	if (skipped)
 		printf("test_collect: %lu skipped\n", skipped);
 	TEST_MAIN_END("test_collect");
