@@ -50,7 +50,8 @@ struct node {
 struct mapping {
 	struct checker *ck;
 	struct interp *in;
-	struct opdef *map_vars, *start, *end, *params, *input, *branch, *branches, *map_init, *map_next, *actor;
+	struct opdef *map_vars, *start, *end, *drop, *params, *input, *branch, *branches, *map_init, *map_next, *actor;
+	uint64_t dropped;        /* windows WindowDrop closed unchecked */
 	bool vars_hist;          /* MapVars(st, net, hist) */
 	bool uses_net;           /* MapVars (or MapNext) reads the network */
 	map_branch_fn on_branch; /* coverage: Branch(ev) of every event, when both are defined */
@@ -158,6 +159,7 @@ int mapping_new(const char *map_path, const char *spec_path, const char *cfg_pat
 	m->map_vars = op(m, "MapVars", 2, 3, true, err);
 	m->start = op(m, "WindowStart", 1, -1, true, err);
 	m->end = op(m, "WindowEnd", 2, -1, false, err);
+	m->drop = op(m, "WindowDrop", 2, -1, false, err);
 	m->params = op(m, "Params", 2, -1, false, err);
 	m->input = op(m, "Input", 2, -1, false, err);
 	m->branch = op(m, "Branch", 1, -1, false, err);
@@ -745,6 +747,8 @@ static int apply(struct mapping *m, struct node *n, struct open_window *w, const
 	return history_step(m, evv, all, &m->hist, err);
 }
 
+uint64_t mapping_dropped(const struct mapping *m) { return m->dropped; }
+
 static size_t open_windows(const struct mapping *m)
 {
 	size_t n = 0;
@@ -811,6 +815,21 @@ int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, ui
 			goto out;
 		if ((rc = apply(m, n, w, ev, evv, err)))
 			goto out;
+		if (w->open && m->drop) {
+			spt_val *act = spt_cstr(&m->scratch, w->action), *args[2] = { evv, act }, *b;
+			if ((rc = call(m, m->drop, args, &b, err)))
+				goto out;
+			if (b->kind != SPT_BOOL) {
+				snprintf(err->msg, sizeof(err->msg), "WindowDrop must give TRUE or FALSE, not %s", ev_show(&in->ev, b));
+				rc = -EINVAL;
+				goto out;
+			}
+			/* The step was not seen whole: its window is not checked. */
+			if (b->u.b) {
+				w->open = false;
+				m->dropped++;
+			}
+		}
 		if (w->open) {
 			bool end = true;
 			if (m->end) {

@@ -50,6 +50,11 @@ int mapping_branches(struct mapping *m, map_branch_fn fn, void *arg, struct chec
 void mapping_live_tags(const struct mapping *m, unsigned char tags[2]);
 void mapping_on_compact(struct mapping *m, void (*fn)(void *arg), void *arg);
 
+/* A mapping may define WindowDrop(ev, a): TRUE when ev shows that the open window of its node
+ * (of action a) is a step the trace did not see whole (its post-state was never read); the
+ * window closes there, unchecked. The windows dropped so far: */
+uint64_t mapping_dropped(const struct mapping *m);
+
 /* Reads every event of r and calls fn for each window, in the order windows end. */
 int mapping_run(struct mapping *m, struct spt_reader *r, map_window_fn fn, void *arg, struct check_error *err);
 /* The same for the windows that open at events from..to-1 (0-based ordinals): the events before

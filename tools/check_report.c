@@ -270,7 +270,7 @@ void check_report(struct cli *c, const struct tally *ts, size_t n, const struct 
 			printf(i ? "," : "");
 			cli_json_str(stdout, unwindowed[i]);
 		}
-		printf("]");
+		printf("],\"dropped_windows\":%" PRIu64, x->dropped);
 		if (with)
 			printf(",\"score\":%g}\n", sum / (double)with);
 		else
@@ -285,6 +285,9 @@ void check_report(struct cli *c, const struct tally *ts, size_t n, const struct 
 		report_text(&ts[i]);
 	for (size_t i = 0; i < n_unwindowed; i++)
 		printf("action %s: no windows (the mapping's WindowStart can name it)\n", unwindowed[i]);
+	if (x->dropped)
+		printf("%" PRIu64 " window%s not checked: steps the trace did not see whole (the mapping's WindowDrop)\n",
+		       x->dropped, x->dropped == 1 ? "" : "s");
 	if (!with)
 		printf("score: none (no windows: actions without windows are left out)\n");
 	else

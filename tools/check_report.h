@@ -47,6 +47,7 @@ struct check_extras {
 	size_t n_unwindowed;
 	const struct trace_summary *traces;  /* several traces: each one's line; NULL for one */
 	size_t n_traces;
+	uint64_t dropped;                    /* windows the mapping's WindowDrop closed unchecked */
 };
 
 /* The verdicts (for several traces: each trace's, then the totals per action). x may be NULL. */

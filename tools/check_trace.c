@@ -329,6 +329,7 @@ struct trace_run {
 	struct spt_trace_info info;
 	const char **mapped; /* the actions WindowStart can name */
 	uint32_t n_mapped;
+	uint64_t dropped;    /* windows WindowDrop closed */
 };
 
 static int run_trace(struct cli *c, const struct check_trace_opts *o, const char *path, struct trace_run *tr)
@@ -420,6 +421,7 @@ static int run_trace(struct cli *c, const struct check_trace_opts *o, const char
 		for (size_t i = 0; i < nt; i++)
 			ts[i].seconds = secs; /* one pass checks every action */
 		tr->info = *spt_reader_info(r);
+		tr->dropped = mapping_dropped(mp);
 		if (mapping_actions(mp, &tr->mapped, &tr->n_mapped))
 			out = cli_fail(c, "out of memory");
 		for (uint32_t i = 0; out == CLI_OK && i < tr->n_mapped; i++)
@@ -602,6 +604,7 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 			sm->passed += run.ts[a].passed;
 			sm->errors += run.ts[a].errors;
 		}
+		tot.dropped += several ? run.dropped : 0;
 		if (several ? add_totals(&tot, &run, k, paths[k], o->max_failures) : 0)
 			out = cli_fail(c, "out of memory");
 		if (several)
@@ -615,7 +618,7 @@ int check_trace(struct cli *c, const struct check_trace_opts *o)
 	if (out == CLI_OK) {
 		size_t n_unwindowed = check_unwindowed(tot.ts, tot.nt, tot.mapped, tot.n_mapped, unwindowed);
 		struct check_extras x = { several ? NULL : &sums[0].info, unwindowed, n_unwindowed, several ? sums : NULL,
-					  several ? n : 0 };
+					  several ? n : 0, tot.dropped };
 		check_report(c, tot.ts, tot.nt, &x);
 		if (o->tlc_results && check_tlc_results(c, o->tlc_results, tot.ts, tot.nt))
 			out = CLI_FAIL;

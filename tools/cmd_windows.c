@@ -177,7 +177,8 @@ int cmd_windows(int argc, char **argv)
 	}
 	if (rc == CLI_OK) {
 		if (c.json) {
-			printf("{\"windows\":%" PRIu64 ",\"sets_as_arrays\":%lu,\"actions\":{", total, w.loss.sets);
+			printf("{\"windows\":%" PRIu64 ",\"dropped_windows\":%" PRIu64 ",\"sets_as_arrays\":%lu,\"actions\":{",
+			       total, mapping_dropped(m), w.loss.sets);
 			for (size_t i = 0; i < w.n; i++) {
 				printf(i ? "," : "");
 				cli_json_str(stdout, w.files[i].action);
@@ -191,6 +192,9 @@ int cmd_windows(int argc, char **argv)
 			for (size_t i = 0; i < w.n; i++)
 				printf("  %-28s %8" PRIu64 "  %s/%s.ndjson\n", w.files[i].action, w.files[i].windows, dir,
 				       w.files[i].action);
+			if (mapping_dropped(m))
+				printf("  %" PRIu64 " not written: steps the trace did not see whole (the mapping's WindowDrop)\n",
+				       mapping_dropped(m));
 			if (w.loss.sets || w.loss.funs || w.loss.models)
 				printf("  JSON cannot hold every value: %lu sets written as arrays, %lu functions as pairs, "
 				       "%lu model values as strings\n", w.loss.sets, w.loss.funs, w.loss.models);
