@@ -567,6 +567,14 @@ void export_drop_common(struct spt_export *ex, const struct spt_event *ev, const
 	export_drop(ex, "strings that are not UTF-8 (their stray bytes written as \\u00XX)", loss->bytes);
 }
 
+bool export_skip_unfinished(struct spt_export *ex, const struct spt_event *ev)
+{
+	if (ev->state || !spt_rec_get(ev->meta, "unfinished"))
+		return false;
+	export_drop(ex, "steps whose post-state was never read (meta.unfinished: left out)", 1);
+	return true;
+}
+
 size_t spt_export_dropped(const struct spt_export *ex, const struct spt_drop **out)
 {
 	*out = ex->drops;

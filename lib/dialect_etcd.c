@@ -366,6 +366,8 @@ static void write_event(struct spt_export *ex, const struct spt_event *ev, struc
 static int etcd_export_event(struct spt_export *ex, const struct spt_event *ev, struct spt_buf *b)
 {
 	struct spt_json_loss loss = { 0 };
+	if (export_skip_unfinished(ex, ev))
+		return 0;
 	const char *tsfmt = rec_str(ev->meta, "_ts");
 	if (!tsfmt) {
 		write_event(ex, ev, b, &loss);

@@ -81,6 +81,10 @@ void export_drop(struct spt_export *ex, const char *what, uint64_t n);
 struct spt_arena *export_arena(struct spt_export *ex);
 /* Counts what an NDJSON dialect without spectap's own fields dropped from ev and its values. */
 void export_drop_common(struct spt_export *ex, const struct spt_event *ev, const struct spt_json_loss *loss);
+/* An event that ends a step whose post-state was never read (no state, meta.unfinished:
+ * docs/format.md): true, and counted, for dialects whose every event carries a state, which
+ * leave it out (its message stays unreceived there). */
+bool export_skip_unfinished(struct spt_export *ex, const struct spt_event *ev);
 
 /* ---- helpers on records ---- */
 

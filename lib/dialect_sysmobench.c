@@ -270,6 +270,8 @@ static int smb_export_event(struct spt_export *ex, const struct spt_event *ev, s
 	struct smb_state *st = state_of(ex);
 	if (!st)
 		return -ENOMEM;
+	if (export_skip_unfinished(ex, ev))
+		return 0;
 	if (!st->decided) {
 		st->decided = true;
 		for (unsigned i = 0; i < n_systems && !st->sys; i++)
