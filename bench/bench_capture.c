@@ -137,6 +137,7 @@ int capture_start(struct capture **out, const struct capture_cfg *cfg, char *err
 				   .spool_dir = cfg->spool_dir ? cfg->spool_dir : "/tmp", .flush_ms = cfg->flush_ms };
 	if (cfg->etcd_shape) {
 		co.shape = etcd_shape_event;
+		co.shape_end = etcd_shape_end;
 		co.shape_ctx = c->shape;
 	} else if (cfg->shape) {
 		co.shape = cfg->shape;

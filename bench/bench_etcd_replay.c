@@ -92,7 +92,7 @@ static int record(const char *raw, unsigned puts, unsigned conc, const char *etc
 	}
 	struct uprobe_loader_opts lo = { .ringbuf_bytes = RING };
 	if ((rc = uprobe_loader_open(&s.l, &lo, err, sizeof(err))) < 0 ||
-	    (rc = etcd_probes_attach(s.l, etcd, &sites, err, sizeof(err))) < 0) {
+	    (rc = etcd_probes_attach(s.l, etcd, 0, &sites, err, sizeof(err))) < 0) {
 		fprintf(stderr, "probes: %s\n", err);
 		goto out;
 	}
@@ -174,7 +174,8 @@ static long replay_once(const struct raw *raw, const char *out, unsigned log_ter
 	}
 	if ((rc = etcd_shape_new(&sh, log_terms)))
 		goto out;
-	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = true, .shape = etcd_shape_event, .shape_ctx = sh };
+	struct collect_opts co = { .sz = sizeof(co), .named_pids_only = true, .shape = etcd_shape_event, .shape_ctx = sh,
+				   .shape_end = etcd_shape_end };
 	if ((rc = collect_new(w, etcd_probe_table(), NULL, &co, &c, err, sizeof(err)))) {
 		fprintf(stderr, "collector: %s\n", err);
 		goto out;

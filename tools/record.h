@@ -63,8 +63,9 @@ int record_common_check(struct cli *c, int argc, char **argv, const char *system
 /* The trace and collector of a uprobe capture (etcd, RedisRaft): OUT opened (--force) with a
  * header naming the nodes prefix1..prefixN, a collector of table with the system's shaper that
  * keeps only named pids (another process of the same binary hits the same probes), draining every
- * 10 ms on its own thread. CLI_OK, or CLI_FAIL reported, with whatever was opened left in *w and
- * *col for the caller's cleanup (*bg: the drain thread runs). */
+ * 10 ms on its own thread; shape_end (may be NULL) is collect_opts.shape_end. CLI_OK, or
+ * CLI_FAIL reported, with whatever was opened left in *w and *col for the caller's cleanup
+ * (*bg: the drain thread runs). */
 struct spt_writer;
 struct collect;
 struct collect_table;
@@ -72,8 +73,8 @@ struct uprobe_loader;
 struct collect_shape;
 int record_capture_open(struct cli *c, const struct record_common *rc, const char *system, const char *version,
 			const char *node_prefix, struct uprobe_loader *l, const struct collect_table *table,
-			int (*shape)(void *ctx, struct collect_shape *s), void *shape_ctx, struct spt_writer **w,
-			struct collect **col, bool *bg);
+			int (*shape)(void *ctx, struct collect_shape *s), int (*shape_end)(void *ctx, struct collect_shape *s),
+			void *shape_ctx, struct spt_writer **w, struct collect **col, bool *bg);
 
 /* A progress line on stderr (nothing with --json): seconds since t0_ms, what, and the records
  * captured and events written so far (events follow the records at idle priority). */

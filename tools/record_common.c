@@ -114,8 +114,8 @@ int record_common_check(struct cli *c, int argc, char **argv, const char *system
 
 int record_capture_open(struct cli *c, const struct record_common *rc, const char *system, const char *version,
 			const char *node_prefix, struct uprobe_loader *l, const struct collect_table *table,
-			int (*shape)(void *ctx, struct collect_shape *s), void *shape_ctx, struct spt_writer **w,
-			struct collect **col, bool *bg)
+			int (*shape)(void *ctx, struct collect_shape *s), int (*shape_end)(void *ctx, struct collect_shape *s),
+			void *shape_ctx, struct spt_writer **w, struct collect **col, bool *bg)
 {
 	enum { MAX_NODES = 16 };
 	const char *names[MAX_NODES];
@@ -139,7 +139,7 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 	if (snprintf(out_copy, sizeof(out_copy), "%s", rc->out) >= (int)sizeof(out_copy))
 		return cli_fail(c, "%s: the output path is longer than %d bytes", rc->out, PATH_MAX - 1);
 	struct collect_opts copts = {.sz = sizeof(copts), .shape = shape, .shape_ctx = shape_ctx,
-				     .named_pids_only = true, .spool = true, .spool_dir = dirname(out_copy),
+				     .shape_end = shape_end, .named_pids_only = true, .spool = true, .spool_dir = dirname(out_copy),
 				     .flush_ms = record_flush_ms(rc)};
 	if (collect_new(*w, table, l, &copts, col, err, sizeof(err)))
 		return cli_fail(c, "%s", err);

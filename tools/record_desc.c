@@ -279,7 +279,7 @@ static int record(struct rec *r)
 		goto out;
 	}
 	version_of(r, binary, version, sizeof(version));
-	if (record_capture_open(c, &r->com, d->name, version, "n", l, &probes.ctable, hevents_shape, ev, &w, &r->col,
+	if (record_capture_open(c, &r->com, d->name, version, "n", l, &probes.ctable, hevents_shape, NULL, ev, &w, &r->col,
 				&bg))
 		goto out;
 	if (record_make_workdir(dir)) {

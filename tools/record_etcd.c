@@ -45,6 +45,10 @@ static const char usage[] =
 	"  --acked FILE     copy the acknowledged puts there (JSON lines: key, rev, ms)\n"
 	"  --etcd PATH      the etcd binary (default /usr/bin/etcd)\n"
 	"  --putload PATH   the put client (default: tools/putload beside this spectap)\n"
+	"  --verify-steps   also probe every return of (*raft).Step and (*raftLog).commitTo, and\n"
+	"                   compare what they read with the post-states and Commit events the trace\n"
+	"                   takes from the member's next call (docs/etcd.md); exit 1 when one\n"
+	"                   differs. Costs a single-stepped probe per message.\n"
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"
@@ -59,6 +63,7 @@ struct rec_opts {
 	struct record_common com;
 	const char *etcd, *putload, *acked;
 	unsigned puts;
+	bool verify;
 };
 
 struct session {
@@ -143,7 +148,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 	if (uprobe_loader_open(&l, &lo, err, sizeof(err)))
 		return cli_fail(c, "%s", err);
 	struct etcd_probe_sites ps;
-	int sites = etcd_probes_attach(l, o->etcd, &ps, err, sizeof(err));
+	int sites = etcd_probes_attach(l, o->etcd, o->verify ? ETCD_PROBE_VERIFY : 0, &ps, err, sizeof(err));
 	if (sites < 0) {
 		cli_fail(c, "%s", err);
 		goto out;
@@ -153,7 +158,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	if (record_capture_open(c, &o->com, "etcd", "3.4.23 (Debian, go1.19.8)", "n", l, etcd_probe_table(),
-				etcd_shape_event, shape, &w, &col, &bg))
+				etcd_shape_event, etcd_shape_end, shape, &w, &col, &bg))
 		goto out;
 	ss.col = col;
 	if (record_make_workdir(dir)) {
@@ -213,6 +218,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	unsigned bad;
+	const struct etcd_shape_stats *es = etcd_shape_stats(shape);
 	if (c->json) {
 		printf("{\"output\":");
 		cli_json_str(stdout, o->com.out);
@@ -223,12 +229,24 @@ static int record(struct cli *c, const struct rec_opts *o)
 		       ",\"unpaired_sends\":%" PRIu64 ",\"foreign\":%" PRIu64 ",\"late\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"entry_branch\":%u,\"ret\":%u},\"probe_hits\":{",
 		       o->com.scenario, o->com.seed, st->events, lost, st->sends, st->receives, st->paired, st->unpaired_receives,
 		       st->unpaired_sends, st->foreign, st->late, ps.entry, ps.entry_branch, ps.ret);
-		const struct etcd_shape_stats *es = etcd_shape_stats(shape);
-		for (unsigned k = 0; k < ETCD_NPROBES; k++)
-			printf("%s\"%u\":%" PRIu64, k ? "," : "", (k + 1) * 10, es->probes_seen[k]);
-		printf("},\"reentries\":%" PRIu64 ",\"unknown_log_terms\":%" PRIu64 ",\"leader\":\"n%d\",\"term\":%" PRIu64
-		       ",\"first_leader\":\"n%d\",\"first_term\":%" PRIu64,
-		       es->reentries, es->unknown_terms, sc.last.index + 1, sc.last.term, sc.first.index + 1, sc.first.term);
+		for (unsigned k = 0, n = 0; k < ETCD_NPROBES; k++)
+			if (((k + 1) * 10 != ETCD_P_STEP && (k + 1) * 10 != ETCD_P_COMMIT_TO) || o->verify) /* only verified */
+				printf("%s\"%u\":%" PRIu64, n++ ? "," : "", (k + 1) * 10, es->probes_seen[k]);
+		printf("},\"reentries\":%" PRIu64 ",\"unknown_log_terms\":%" PRIu64 ",\"unfinished_steps\":%" PRIu64
+		       ",\"leader\":\"n%d\",\"term\":%" PRIu64 ",\"first_leader\":\"n%d\",\"first_term\":%" PRIu64,
+		       es->reentries, es->unknown_terms, es->unfinished, sc.last.index + 1, sc.last.term, sc.first.index + 1,
+		       sc.first.term);
+		if (o->verify) {
+			printf(",\"verify_steps\":{\"compared\":%" PRIu64 ",\"differ\":%" PRIu64 ",\"first\":",
+			       es->verify_compared, es->verify_mismatched);
+			cli_json_str(stdout, es->verify_first);
+			printf(",\"no_return\":%" PRIu64 ",\"first_no_return\":", es->verify_no_ret);
+			cli_json_str(stdout, es->verify_first_no_ret);
+			printf(",\"commit_tos\":%" PRIu64 ",\"commits\":%" PRIu64 ",\"commits_differ\":%" PRIu64
+			       ",\"first_commit\":", es->verify_commit_tos, es->verify_commits, es->verify_commits_differ);
+			cli_json_str(stdout, es->verify_first_commit);
+			printf("}");
+		}
 		if (sc.has_load)
 			printf(",\"puts\":{\"issued\":%" PRIu64 ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f}",
 			       sc.load.puts, sc.load.acked, sc.load.failed, sc.load.per_second, sc.load.p50_ms, sc.load.p99_ms);
@@ -244,8 +262,30 @@ static int record(struct cli *c, const struct rec_opts *o)
 		if (sc.has_load)
 			printf("puts: %" PRIu64 " acknowledged, %" PRIu64 " failed\n", sc.load.acked, sc.load.failed);
 		printf("end state of every live member (term, commit, leader) %s etcdctl\n", bad ? "DIFFERS from" : "agrees with");
+		if (o->verify) {
+			printf("steps verified: %" PRIu64 " post-states read at Step's return and at the next call, %" PRIu64
+			       " differ%s%s\n", es->verify_compared, es->verify_mismatched, es->verify_mismatched ? "; first: " : "",
+			       es->verify_first);
+			printf("commits verified: %" PRIu64 " raised by commitTo, %" PRIu64 " Commit events after one, %" PRIu64
+			       " differ%s%s\n", es->verify_commit_tos, es->verify_commits, es->verify_commits_differ,
+			       es->verify_commits_differ ? "; first: " : "", es->verify_first_commit);
+		}
 	}
+
 	rc = record_verdict(c, &o->com, bad, "member(s)", "etcdctl's", lost);
+	if (o->verify && es->verify_mismatched) {
+		fprintf(stderr, "spectap record: --verify-steps: %" PRIu64 " of %" PRIu64 " steps' post-states differ between "
+			"Step's return and the member's next call (%s): the trace's post-states are wrong for this build\n",
+			es->verify_mismatched, es->verify_compared, es->verify_first);
+		rc = CLI_FAIL;
+	}
+	if (o->verify && (es->verify_commits_differ || es->verify_commits != es->verify_commit_tos)) {
+		fprintf(stderr, "spectap record: --verify-steps: commitTo raised the commit index %" PRIu64 " times, the trace "
+			"has %" PRIu64 " Commit events after one, %" PRIu64 " with another index%s%s: the trace's Commit events "
+			"are wrong for this build\n", es->verify_commit_tos, es->verify_commits, es->verify_commits_differ,
+			es->verify_commits_differ ? "; first: " : "", es->verify_first_commit);
+		rc = CLI_FAIL;
+	}
 	goto out;
 interrupted:;
 	/* The members are gone (the signal handler stopped them): keep what was captured, in a
@@ -277,7 +317,7 @@ int record_etcd(int argc, char **argv)
 		RECORD_COMMON_LONGOPTS, RECORD_LOG_TERMS_LONGOPT,
 		{ "etcd", required_argument, NULL, 'E' }, { "putload", required_argument, NULL, 'P' },
 		{ "acked", required_argument, NULL, 'A' }, { "puts", required_argument, NULL, 'N' },
-		{ NULL, 0, NULL, 0 },
+		{ "verify-steps", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt, k;
@@ -290,6 +330,7 @@ int record_etcd(int argc, char **argv)
 		case 'P': o.putload = optarg; break;
 		case 'A': o.acked = optarg; break;
 		case 'E': o.etcd = optarg; break;
+		case 'V': o.verify = true; break;
 		case 'N': {
 			uint64_t v;
 			if (!cli_parse_u64(&c, "--puts", optarg, &v))

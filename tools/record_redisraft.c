@@ -155,7 +155,7 @@ static int record(struct cli *c, const struct rec_opts *o)
 		goto out;
 	}
 	rr_shape_set_conn_connected(shape, conn_connected);
-	if (record_capture_open(c, &o->com, "redisraft", o->module, "s", l, rr_probe_table(), rr_shape_event, shape,
+	if (record_capture_open(c, &o->com, "redisraft", o->module, "s", l, rr_probe_table(), rr_shape_event, NULL, shape,
 				&w, &col, &bg))
 		goto out;
 	ss.col = col;

@@ -1008,7 +1008,7 @@ int etcd_cluster_load_start(struct etcd_cluster *c, const char *putload_path,
 	uint64_t total = o->timeout_ms;
 	if (!total)
 		total = (o->count ? (uint64_t)o->count * pt / conc : (uint64_t)o->duration_ms + pt) +
-			10000;
+			(o->rate && o->count ? (uint64_t)o->count * 1000 / o->rate : 0) + 10000;
 	l->id = ++c->loads;
 	l->put_timeout_ms = pt;
 	if (snprintf(l->log_path, sizeof l->log_path, "%s/load%u.log", c->work_dir, l->id) >=
@@ -1020,7 +1020,7 @@ int etcd_cluster_load_start(struct etcd_cluster *c, const char *putload_path,
 	unlink(l->log_path);
 	unlink(l->acked_path);
 
-	char name[16], a_eps[sizeof eps + 16], a_n[32], a_c[32], a_p[128], a_v[32], a_t[32];
+	char name[16], a_eps[sizeof eps + 16], a_n[32], a_c[32], a_p[128], a_v[32], a_t[32], a_r[32];
 	snprintf(name, sizeof name, "load%u", l->id);
 	snprintf(a_eps, sizeof a_eps, "--endpoints=%s", eps);
 	if (o->count)
@@ -1034,8 +1034,9 @@ int etcd_cluster_load_start(struct etcd_cluster *c, const char *putload_path,
 		snprintf(a_p, sizeof a_p, "--prefix=load%u-", l->id);
 	snprintf(a_v, sizeof a_v, "--value-size=%u", o->value_size ? o->value_size : 16);
 	snprintf(a_t, sizeof a_t, "--timeout=%ums", pt);
+	snprintf(a_r, sizeof a_r, "--rate=%u", o->rate);
 	const char *argv[] = {putload_path, a_eps, a_n, a_c, a_p, a_v, a_t, "--json", "--acked",
-			      l->acked_path, NULL};
+			      l->acked_path, o->rate ? a_r : NULL, NULL};
 	struct sup_spec spec = {name, argv, NULL, c->work_dir, l->log_path};
 	int rc = sup_add(&c->sup, &spec, &l->proc);
 	if (rc == 0)

@@ -181,6 +181,7 @@ struct etcd_load_opts {
 	unsigned count;          /* puts to issue; 0: issue puts for duration_ms */
 	unsigned duration_ms;    /* used when count is 0 */
 	unsigned concurrency;    /* puts in flight; 0: 1 */
+	unsigned rate;           /* puts per second, paced (latency from each put's slot); 0: unpaced */
 	const char *prefix;      /* keys <prefix><i>, i from 0; 0: "load<K>-" */
 	unsigned value_size;     /* bytes; 0: 16 */
 	unsigned put_timeout_ms; /* each put; 0: 2000 */

@@ -43,6 +43,7 @@ struct probe_def {
 	uint8_t recv_src;      /* where the receiver is at the site */
 	int32_t recv_off;      /* UPROBE_SRC_STACK: its offset from rsp */
 	bool message;          /* reads the message at rsp+8 too */
+	bool verify_only;      /* attached with ETCD_PROBE_VERIFY only */
 };
 
 static const struct probe_def defs[] = {
@@ -51,10 +52,14 @@ static const struct probe_def defs[] = {
 	{ RAFT "(*raft).becomePreCandidate", "BecomePreCandidate", ETCD_P_BECOME_PRECANDIDATE, AT_RET, UPROBE_SRC_STACK, 8, false },
 	{ RAFT "(*raft).becomeLeader", "BecomeLeader", ETCD_P_BECOME_LEADER, AT_RET, UPROBE_SRC_STACK, 8, false },
 	{ RAFT "(*raft).send", "Send", ETCD_P_SEND, AT_ENTRY, UPROBE_SRC_RAX, 0, true },
-	{ RAFT "(*raft).Step", "Step", ETCD_P_STEP, AT_RET, UPROBE_SRC_STACK, STEP_RECEIVER_SPILL, true },
+	{ RAFT "(*raft).Step", "Step", ETCD_P_STEP, AT_RET, UPROBE_SRC_STACK, STEP_RECEIVER_SPILL, true, true },
 	{ RAFT "(*raft).Step", "StepBegin", ETCD_P_STEP_BEGIN, AT_ENTRY, UPROBE_SRC_RAX, 0, true },
+	{ RAFT "(*raft).tickElection", "Tick", ETCD_P_TICK, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
+	{ RAFT "(*raft).tickHeartbeat", "Tick", ETCD_P_TICK, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
+	{ RAFT "(*raft).applyConfChange", "ApplyConfChangeBegin", ETCD_P_APPLY_CONF_BEGIN, AT_ENTRY, UPROBE_SRC_RAX, 0,
+	  false },
 	{ RAFT "(*raftLog).append", "Append", ETCD_P_APPEND, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
-	{ RAFT "(*raftLog).commitTo", "CommitTo", ETCD_P_COMMIT_TO, AT_ENTRY, UPROBE_SRC_RAX, 0, false },
+	{ RAFT "(*raftLog).commitTo", "CommitTo", ETCD_P_COMMIT_TO, AT_ENTRY, UPROBE_SRC_RAX, 0, false, true },
 	{ RAFT "(*raft).applyConfChange", "ApplyConfChange", ETCD_P_APPLY_CONF, AT_RET, UPROBE_SRC_STACK,
 	  APPLY_CONF_RECEIVER, false },
 };
@@ -163,6 +168,20 @@ static void make_spec(const struct probe_def *d, struct probe_spec *s)
 		commit_spec(s);
 	else
 		raft_spec(d, s);
+	if (d->site == AT_ENTRY) /* the flags at the jbe: etcd_flags_read */
+		s->reads[s->nreads++] = rd(UPROBE_SRC_FLAGS, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
+}
+
+/* After the reads make_spec gives each entry probe (etcd_probes_attach checks that it is so). */
+int etcd_flags_read(uint32_t probe_id)
+{
+	switch (probe_id) {
+	case ETCD_P_SEND: case ETCD_P_STEP_BEGIN: return ER_NREADS;
+	case ETCD_P_TICK: case ETCD_P_APPLY_CONF_BEGIN: return ER_NSTATE;
+	case ETCD_P_APPEND: return EA_NREADS;
+	case ETCD_P_COMMIT_TO: return EC_NREADS;
+	}
+	return -1;
 }
 
 static struct collect_probe probes[NDEFS];
@@ -171,9 +190,16 @@ static struct collect_table table;
 /* Every read is named but placed nowhere: the shaper turns the raw reads into events. */
 const struct collect_table *etcd_probe_table(void)
 {
+	size_t n = 0;
 	for (size_t i = 0; i < NDEFS; i++) {
 		struct probe_spec s;
 		const char *const *names = raft_read_names;
+		bool dup = false;
+
+		for (size_t j = 0; j < i; j++)
+			dup |= defs[j].id == defs[i].id;
+		if (dup) /* one probe of several functions (the two ticks): one row */
+			continue;
 
 		make_spec(&defs[i], &s);
 		if (defs[i].id == ETCD_P_APPEND)
@@ -181,18 +207,21 @@ const struct collect_table *etcd_probe_table(void)
 		else if (defs[i].id == ETCD_P_COMMIT_TO)
 			names = commit_read_names;
 
-		probes[i].probe_id = defs[i].id;
-		probes[i].kind = defs[i].kind;
-		probes[i].nfields = s.nreads;
-		for (unsigned k = 0; k < s.nreads; k++)
-			probes[i].fields[k] = (struct collect_field){ names[k], COLLECT_SKIP, COLLECT_UINT };
+		probes[n].probe_id = defs[i].id;
+		probes[n].kind = defs[i].kind;
+		probes[n].nfields = s.nreads;
+		for (unsigned k = 0; k < s.nreads; k++) {
+			bool flags = defs[i].site == AT_ENTRY && k == s.nreads - 1;
+			probes[n].fields[k] = (struct collect_field){ flags ? "flags" : names[k], COLLECT_SKIP, COLLECT_UINT };
+		}
+		n++;
 	}
 	table.probes = probes;
-	table.n = NDEFS;
+	table.n = n;
 	return &table;
 }
 
-int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, struct etcd_probe_sites *sites,
+int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, unsigned flags, struct etcd_probe_sites *sites,
 		       char *err, size_t errlen)
 {
 	char gerr[GOBIN_ERRBUF_SIZE] = "";
@@ -218,21 +247,31 @@ int etcd_probes_attach(struct uprobe_loader *l, const char *etcd_path, struct et
 		struct gobin_func f;
 		struct gobin_sites st;
 
+		if (d->verify_only && !(flags & ETCD_PROBE_VERIFY))
+			continue;
 		make_spec(d, &spec);
+		if (d->site == AT_ENTRY && etcd_flags_read(d->id) != (int)spec.nreads - 1) {
+			snprintf(err, errlen, "etcd probes: %s's flags read is at %u, etcd_flags_read says %d", d->fn,
+				 spec.nreads - 1, etcd_flags_read(d->id));
+			rc = -EINVAL;
+			goto out;
+		}
 		if ((rc = gobin_func_find(g, d->fn, &f, gerr)) || (rc = gobin_sites(g, &f, &st, gerr))) {
 			snprintf(err, errlen, "%s (%s): inlined or renamed in this build?", gerr, etcd_path);
 			goto out;
 		}
-		if (d->site == AT_ENTRY) {
+		if (d->site == AT_ENTRY && !st.entry_branch_off) {
+			snprintf(err, errlen, "%s in %s does not begin with Go's stack check (cmp; jbe morestack), where its "
+				 "entry probe reads the flags: a changed build?", d->fn, etcd_path);
+			rc = -ENOENT;
+		} else if (d->site == AT_ENTRY) {
 			/* At the stack check's jbe the arguments are as at the entry, and the kernel
-			 * emulates the jump instead of single-stepping it: 2.5x cheaper (bench/RESULTS.md). */
-			uint64_t at = st.entry_branch_off ? st.entry_branch_off : st.entry_off;
-			if ((rc = uprobe_attach(l, etcd_path, at, d->id, &spec, -1)))
+			 * emulates the jump instead of single-stepping it: 2.5x cheaper (bench/RESULTS.md);
+			 * the flags there tell a hit that morestack will repeat. */
+			if ((rc = uprobe_attach(l, etcd_path, st.entry_branch_off, d->id, &spec, -1)))
 				snprintf(err, errlen, "attaching to the entry of %s: %s", d->fn, uprobe_loader_error(l));
-			else if (st.entry_branch_off)
-				n.entry_branch++;
 			else
-				n.entry++;
+				n.entry_branch++;
 		}
 		for (size_t i = 0; d->site == AT_RET && i < st.nret && !rc; i++) {
 			if ((rc = uprobe_attach(l, etcd_path, st.ret_off[i], d->id, &spec, -1)))

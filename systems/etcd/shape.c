@@ -30,15 +30,23 @@ struct member {
 	bool log_dirty;
 	spt_val *id_val;       /* id in hex, rebuilt when id changes */
 	uint64_t id_val_of;
-	uint32_t last_probe;   /* the member's previous record: probe and reads */
-	__u64 last_vals[UPROBE_MAX_READS];
-	unsigned step_depth;   /* inside (*raft).Step: entered, not yet returned */
+	uint32_t pid;          /* the process of its last record */
+	bool in_step;          /* (*raft).Step entered; its end is read at the next boundary */
 	const char *step_type; /* the message type it handles */
 	bool step_begun;       /* an event of this step was written */
 	union {                /* the Step entry's record: the message it handles */
 		struct uprobe_event ev;
 		struct uprobe_event_full full;
 	} step_rec;
+	bool ret_seen;         /* ETCD_PROBE_VERIFY: the state read at this step's RET */
+	__u64 ret_vals[ER_NSTATE];
+	bool in_conf;          /* inside applyConfChange (it can commit outside any step) */
+	/* The record being shaped, in parts: the Commit it shows, then the end of the open step,
+	 * then its own event. */
+	bool plan_commit, plan_end, plan_restarted;
+	uint64_t commit_to;    /* ETCD_PROBE_VERIFY: the last index commitTo raised the commit to, 0: none */
+	uint32_t recent[8];    /* ETCD_PROBE_VERIFY: the last records' probes (a ring), for its message */
+	unsigned nrecent;
 };
 
 /* Values every event repeats (field names, role and type names, small numbers such as terms),
@@ -56,6 +64,7 @@ struct etcd_shape {
 	size_t max_log_terms;
 	struct etcd_shape_stats st;
 	struct consts k;
+	bool verify; /* ETCD_PROBE_VERIFY's records came */
 };
 
 int etcd_shape_new(struct etcd_shape **out, size_t max_log_terms)
@@ -312,7 +321,15 @@ static spt_val *state_rec(struct etcd_shape *s, struct member *m, struct spt_are
 	return rec_canonical(&r, a);
 }
 
-/* The raft-state reads of a become/send/Step record. */
+/* raftLog.lastIndex() of raft-state reads: the unstable tail if any, else the storage's last entry. */
+static uint64_t last_index(const __u64 *v)
+{
+	if (v[ER_UNSTABLE_LEN])
+		return v[ER_UNSTABLE_OFFSET] + v[ER_UNSTABLE_LEN] - 1;
+	return v[ER_STORAGE_FIRST] + v[ER_STORAGE_LEN] - 1;
+}
+
+/* The raft-state reads of a become/send/boundary record. */
 static int take_raft_state(struct etcd_shape *s, struct member *m, struct collect_shape *cs)
 {
 	const __u64 *v = cs->ev->val;
@@ -330,11 +347,7 @@ static int take_raft_state(struct etcd_shape *s, struct member *m, struct collec
 	m->state = v[ER_STATE];
 	m->lead = v[ER_LEAD];
 	m->commit = v[ER_COMMIT];
-	/* raftLog.lastIndex(): the unstable tail if any, else the storage's last entry. */
-	if (v[ER_UNSTABLE_LEN])
-		last = v[ER_UNSTABLE_OFFSET] + v[ER_UNSTABLE_LEN] - 1;
-	else
-		last = v[ER_STORAGE_FIRST] + v[ER_STORAGE_LEN] - 1;
+	last = last_index(v);
 	if (last < m->nterms) /* came back (restart) without entries it had not persisted */
 		s->st.restarts_cut += m->nterms - last;
 	return log_resize(s, m, (size_t)last, true);
@@ -351,9 +364,9 @@ static bool is_local(uint64_t type)
 
 /* Handled by Step without coming from another member: the local types, and proposals or
  * read-index requests from this member itself (node.run sets From to the member's id). */
-static bool is_local_step(const struct collect_shape *cs, const struct member *m)
+static bool is_local_step(const struct uprobe_event *ev, const struct member *m)
 {
-	uint64_t type = cs->ev->val[EM_TYPE], from = cs->ev->val[EM_FROM];
+	uint64_t type = ev->val[EM_TYPE], from = ev->val[EM_FROM];
 	if (is_local(type))
 		return true;
 	return (type == 2 || type == 15) && (from == 0 || from == m->id);
@@ -455,11 +468,11 @@ static spt_val *step_message(struct etcd_shape *s, struct member *m, struct spt_
 }
 
 /* Args of a local Step: the message's type and the fields that mean something locally. */
-static void local_args(struct collect_shape *cs, struct rec *args)
+static void local_args(const struct uprobe_event *ev, struct spt_arena *a, struct rec *args)
 {
-	const char *t = etcd_msg_type_name(cs->ev->val[EM_TYPE]);
-	put(args, cs->arena, "type", cstr(args->s, cs->arena, t ? t : "MsgUnknown"));
-	put(args, cs->arena, "entries", uint_val(cs->arena, cs->ev->val[EM_NENTRIES]));
+	const char *t = etcd_msg_type_name(ev->val[EM_TYPE]);
+	put(args, a, "type", cstr(args->s, a, t ? t : "MsgUnknown"));
+	put(args, a, "entries", uint_val(a, ev->val[EM_NENTRIES]));
 }
 
 static int append(struct etcd_shape *s, struct member *m, struct collect_shape *cs, struct rec *args)
@@ -505,73 +518,254 @@ static int append(struct etcd_shape *s, struct member *m, struct collect_shape *
 	return 0;
 }
 
+/* What every written event ends with: the step it belongs to (args.step; the step's first
+ * event also args.stepBegin and args.stepMsg), the member's state (with_state), the meta. */
+static int finish_event(struct etcd_shape *s, struct member *m, struct collect_shape *cs, struct rec *args,
+			bool with_state, bool unknown_msg_terms, const char *unfinished)
+{
+	if (m->in_step) {
+		put(args, cs->arena, "step", cstr(s, cs->arena, m->step_type));
+		if (!m->step_begun) {
+			put(args, cs->arena, "stepBegin", spt_bool(cs->arena, true));
+			put(args, cs->arena, "stepMsg", step_message(s, m, cs->arena));
+		}
+		m->step_begun = true;
+	}
+	if (args->n && !(cs->args = rec_done(args, cs->arena)))
+		return -ENOMEM;
+	if (with_state && !(cs->state = state_rec(s, m, cs->arena)))
+		return -ENOMEM;
+	size_t unknown = with_state ? m->unknown : 0;
+	if (unknown || unknown_msg_terms || unfinished) {
+		struct rec mt = { .s = s };
+		if (unknown)
+			put(&mt, cs->arena, "logTermsUnknown", uint_val(cs->arena, unknown));
+		if (unknown_msg_terms)
+			put(&mt, cs->arena, "entryTermsUnknown", spt_bool(cs->arena, true));
+		if (unfinished)
+			put(&mt, cs->arena, "unfinished", cstr(s, cs->arena, unfinished));
+		if (!(cs->meta = rec_done(&mt, cs->arena)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ETCD_PROBE_VERIFY: the state read at the step's RET against the one read at the boundary that
+ * ended it (v), in what the trace keeps of it. */
+static void verify(struct etcd_shape *s, struct member *m, const char *node, const __u64 *v)
+{
+	static const struct { unsigned read; const char *name; } f[] = {
+		{ ER_TERM, "term" }, { ER_VOTE, "vote" }, { ER_STATE, "state" }, { ER_LEAD, "lead" }, { ER_COMMIT, "commit" },
+	};
+	const __u64 *r = m->ret_vals;
+	const char *differs = NULL;
+	uint64_t a = 0, b = 0;
+
+	if (!m->ret_seen) {
+		if (s->verify && !s->st.verify_no_ret++) {
+			int n = snprintf(s->st.verify_first_no_ret, sizeof(s->st.verify_first_no_ret),
+					 "%s: a %s step ended with no record of Step's return; the member's last probes:", node,
+					 m->step_type);
+			for (unsigned i = m->nrecent > 8 ? m->nrecent - 8 : 0; i < m->nrecent && n > 0 &&
+			     (size_t)n < sizeof(s->st.verify_first_no_ret); i++)
+				n += snprintf(s->st.verify_first_no_ret + n, sizeof(s->st.verify_first_no_ret) - (size_t)n, " %u",
+					      m->recent[i % 8]);
+		}
+		return;
+	}
+	for (size_t i = 0; i < sizeof(f) / sizeof(*f) && !differs; i++)
+		if (r[f[i].read] != v[f[i].read]) {
+			differs = f[i].name;
+			a = r[f[i].read];
+			b = v[f[i].read];
+		}
+	if (!differs && last_index(r) != last_index(v)) {
+		differs = "last index";
+		a = last_index(r);
+		b = last_index(v);
+	}
+	s->st.verify_compared++;
+	if (!differs)
+		return;
+	if (!s->st.verify_mismatched++)
+		snprintf(s->st.verify_first, sizeof(s->st.verify_first),
+			 "%s: the %s step's %s was %" PRIu64 " at its return and %" PRIu64 " at the next boundary", node,
+			 m->step_type, differs, a, b);
+}
+
+/* The end of the member's open step: its Receive<X> or Step<T> event with the state of cs's
+ * record (the member's next boundary), or, when no call of the member can follow (its process
+ * ended first), a StepUnfinished event without a state, meta.unfinished saying why. */
+static int end_step(struct etcd_shape *s, struct member *m, struct collect_shape *cs, const char *unfinished)
+{
+	const struct uprobe_event *ev = &m->step_rec.ev;
+	struct rec args = { .s = s };
+	bool unknown_msg_terms = false;
+	int r;
+
+	cs->args = cs->state = cs->meta = NULL;
+	cs->msg = NULL;
+	if (!unfinished) {
+		if ((r = take_raft_state(s, m, cs)))
+			return r;
+		verify(s, m, cs->node, cs->ev->val);
+	} else {
+		s->st.unfinished++;
+	}
+	if (is_local_step(ev, m)) {
+		cs->kind = step_kind(ev->val[EM_TYPE]);
+		local_args(ev, cs->arena, &args);
+	} else {
+		cs->kind = event_kind(ev->val[EM_TYPE], false);
+		r = message(s, m, ev, ev->size, false, cs->arena, &cs->msg_buf, &unknown_msg_terms);
+		if (r == -EPROTO)
+			snprintf(cs->err, sizeof(cs->err), "etcd: %s: a message read faulted: wrong offsets for this build?",
+				 cs->node);
+		if (r)
+			return r;
+		cs->msg = &cs->msg_buf;
+	}
+	if (unfinished)
+		cs->kind = "StepUnfinished";
+	r = finish_event(s, m, cs, &args, !unfinished, unknown_msg_terms, unfinished);
+	m->in_step = false;
+	m->ret_seen = false;
+	return r;
+}
+
+/* The commit index rose inside the open step (or applyConfChange) to v's: a Commit event, as
+ * (*raftLog).commitTo raised it (commitTo is the only writer of raftLog.committed inside a
+ * step; each step calls it once at most, before the step's sends: docs/etcd.md). */
+static int commit_event(struct etcd_shape *s, struct member *m, struct collect_shape *cs, uint64_t to)
+{
+	struct rec args = { .s = s };
+
+	cs->args = cs->state = cs->meta = NULL;
+	cs->msg = NULL;
+	s->st.commits++;
+	if (m->commit_to) { /* ETCD_PROBE_VERIFY */
+		s->st.verify_commits++;
+		if (m->commit_to != to && !s->st.verify_commits_differ++)
+			snprintf(s->st.verify_first_commit, sizeof(s->st.verify_first_commit),
+				 "%s: commitTo raised the commit index to %" PRIu64 ", the next state read shows %" PRIu64,
+				 cs->node, m->commit_to, to);
+		m->commit_to = 0;
+	}
+	m->commit = to;
+	put(&args, cs->arena, "tocommit", uint_val(cs->arena, to));
+	cs->kind = "Commit";
+	return finish_event(s, m, cs, &args, true, false, NULL);
+}
+
+/* Probes whose reads begin with the raft state. */
+static bool reads_state(uint32_t probe)
+{
+	return probe != ETCD_P_APPEND && probe != ETCD_P_COMMIT_TO;
+}
+
+/* Go's prologue checks the stack bound first; when the stack must grow, or the goroutine is to
+ * be preempted, its jbe jumps to runtime.morestack, which runs the function again from its
+ * entry: that hit is no call (probes.h, ETCD_FLAG_*). */
+static bool reentry(const struct uprobe_event *ev, int flags)
+{
+	return flags >= 0 && (unsigned)flags < ev->nreads && !(ev->err & (1u << flags)) &&
+	       (ev->val[flags] & (ETCD_FLAG_CF | ETCD_FLAG_ZF));
+}
+
+/* The calls that begin after the previous step returned: their reads are its post-state. */
+static bool is_boundary(uint32_t probe)
+{
+	return probe == ETCD_P_STEP_BEGIN || probe == ETCD_P_TICK || probe == ETCD_P_APPLY_CONF_BEGIN;
+}
+
 int etcd_shape_event(void *ctx, struct collect_shape *cs)
 {
 	struct etcd_shape *s = ctx;
 	struct member *m = member_of(s, cs->node);
 	bool unknown_msg_terms = false;
 	struct rec args = { .s = s };
-	bool step_end = false;
 	int r = 0;
 
 	if (!m)
 		return -ENOMEM;
-	/* Go's prologue checks the stack bound first; when the stack must grow it calls morestack
-	 * and runs the function again from its start, so an entry probe fires twice for one call,
-	 * with the same reads and nothing of the member in between. */
-	bool entry = cs->probe_id == ETCD_P_SEND || cs->probe_id == ETCD_P_STEP_BEGIN || cs->probe_id == ETCD_P_APPEND ||
-		     cs->probe_id == ETCD_P_COMMIT_TO;
-	size_t nv = cs->ev->nreads * sizeof(__u64);
-	if (entry && m->last_probe == cs->probe_id && !memcmp(m->last_vals, cs->ev->val, nv)) {
-		s->st.reentries++;
-		return 1;
+	if (cs->part == 0) {
+		if (reentry(cs->ev, etcd_flags_read(cs->probe_id))) {
+			s->st.reentries++;
+			return 1;
+		}
+		m->recent[m->nrecent++ % 8] = cs->probe_id;
+		if (cs->probe_id >= 10 && cs->probe_id <= 10 * ETCD_NPROBES && cs->probe_id % 10 == 0)
+			s->st.probes_seen[cs->probe_id / 10 - 1]++;
+		/* The record ends the open step first, as an event of its own: the record itself is
+		 * part 1. A new process (a restart) can never show the old one's post-state. */
+		bool restarted = m->pid && cs->ev->pid != m->pid;
+		m->pid = cs->ev->pid;
+		m->plan_commit = !restarted && (m->in_step || m->in_conf) && reads_state(cs->probe_id) &&
+				 !(cs->ev->err & (1u << ER_COMMIT)) && cs->ev->val[ER_COMMIT] > m->commit;
+		m->plan_end = m->in_step && (restarted || is_boundary(cs->probe_id));
+		m->plan_restarted = restarted;
+		if (restarted)
+			m->in_conf = false;
 	}
-	m->last_probe = cs->probe_id;
-	memcpy(m->last_vals, cs->ev->val, nv);
-	if (cs->probe_id >= 10 && cs->probe_id <= 10 * ETCD_NPROBES && cs->probe_id % 10 == 0)
-		s->st.probes_seen[cs->probe_id / 10 - 1]++;
+	if (m->plan_commit) {
+		m->plan_commit = false;
+		r = commit_event(s, m, cs, cs->ev->val[ER_COMMIT]);
+		return r ? r : COLLECT_SHAPE_MORE;
+	}
+	if (m->plan_end) {
+		m->plan_end = false;
+		r = end_step(s, m, cs, m->plan_restarted ? "restarted" : NULL);
+		return r ? r : COLLECT_SHAPE_MORE;
+	}
 	cs->args = cs->state = cs->meta = NULL;
 	cs->msg = NULL;
 	switch (cs->probe_id) {
 	case ETCD_P_STEP_BEGIN: {
 		const char *t = etcd_msg_type_name(cs->ev->val[EM_TYPE]);
-		if (m->step_depth++ == 0) {
-			m->step_type = t ? t : "MsgUnknown";
-			m->step_begun = false;
-			memcpy(&m->step_rec, cs->ev, cs->size < sizeof(m->step_rec) ? cs->size : sizeof(m->step_rec));
-		}
+		if ((r = take_raft_state(s, m, cs)))
+			return r;
+		m->in_step = true;
+		m->step_type = t ? t : "MsgUnknown";
+		m->step_begun = false;
+		m->ret_seen = false;
+		memcpy(&m->step_rec, cs->ev, cs->size < sizeof(m->step_rec) ? cs->size : sizeof(m->step_rec));
 		return 1;
 	}
+	case ETCD_P_APPLY_CONF_BEGIN:
+		m->in_conf = true;
+		return (r = take_raft_state(s, m, cs)) ? r : 1;
+	case ETCD_P_TICK:
+		return (r = take_raft_state(s, m, cs)) ? r : 1;
+	case ETCD_P_STEP: /* ETCD_PROBE_VERIFY: Step's RET */
+		s->verify = true;
+		if (m->in_step && !(cs->ev->err & ((1u << ER_NSTATE) - 1))) {
+			memcpy(m->ret_vals, cs->ev->val, sizeof(m->ret_vals));
+			m->ret_seen = true;
+		}
+		return 1;
 	case ETCD_P_APPEND:
 		r = append(s, m, cs, &args);
 		break;
-	case ETCD_P_COMMIT_TO: {
-		uint64_t to = cs->ev->val[EC_TO];
-		if (to <= m->commit && !(cs->ev->err & (1u << EC_OLD)) && to <= cs->ev->val[EC_OLD])
-			return 1; /* commitTo only raises the index */
-		m->commit = to;
-		put(&args, cs->arena, "tocommit", uint_val(cs->arena, to));
-		cs->kind = "Commit";
-		break;
-	}
+	case ETCD_P_COMMIT_TO: /* ETCD_PROBE_VERIFY: what the next state read must show */
+		if (!(cs->ev->err & ((1u << EC_TO) | (1u << EC_OLD))) && cs->ev->val[EC_TO] > cs->ev->val[EC_OLD]) {
+			s->st.verify_commit_tos++;
+			m->commit_to = cs->ev->val[EC_TO];
+		}
+		return 1;
 	case ETCD_P_SEND:
-	case ETCD_P_STEP:
 		if ((r = take_raft_state(s, m, cs)))
 			break;
-		step_end = cs->probe_id == ETCD_P_STEP;
-		if (step_end && is_local_step(cs, m)) {
-			cs->kind = step_kind(cs->ev->val[EM_TYPE]);
-			local_args(cs, &args);
-			break;
-		}
-		cs->kind = event_kind(cs->ev->val[EM_TYPE], cs->probe_id == ETCD_P_SEND);
-		r = message(s, m, cs->ev, cs->size, cs->probe_id == ETCD_P_SEND, cs->arena, &cs->msg_buf,
-			    &unknown_msg_terms);
+		cs->kind = event_kind(cs->ev->val[EM_TYPE], true);
+		r = message(s, m, cs->ev, cs->size, true, cs->arena, &cs->msg_buf, &unknown_msg_terms);
 		if (r == -EPROTO)
 			snprintf(cs->err, sizeof(cs->err), "etcd: %s: a message read faulted: wrong offsets for this build?",
 				 cs->node);
 		if (!r)
 			cs->msg = &cs->msg_buf;
+		break;
+	case ETCD_P_APPLY_CONF:
+		m->in_conf = false;
+		r = take_raft_state(s, m, cs);
 		break;
 	default: /* become* */
 		r = take_raft_state(s, m, cs);
@@ -579,30 +773,19 @@ int etcd_shape_event(void *ctx, struct collect_shape *cs)
 	}
 	if (r)
 		return r; /* 1: internal, nothing to write */
-	/* Which Step call the event belongs to: the first event of one opens it. */
-	if (m->step_depth) {
-		put(&args, cs->arena, "step", cstr(s, cs->arena, m->step_type));
-		if (!m->step_begun) {
-			put(&args, cs->arena, "stepBegin", spt_bool(cs->arena, true));
-			put(&args, cs->arena, "stepMsg", step_message(s, m, cs->arena));
-		}
-		m->step_begun = true;
-		if (step_end)
-			m->step_depth--;
+	return finish_event(s, m, cs, &args, true, unknown_msg_terms, NULL);
+}
+
+int etcd_shape_end(void *ctx, struct collect_shape *cs)
+{
+	struct etcd_shape *s = ctx;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct member *m = &s->m[i];
+		if (strcmp(m->name, cs->node) || !m->in_step)
+			continue;
+		int r = end_step(s, m, cs, "capture-ended");
+		return r ? r : 0;
 	}
-	if (args.n && !(cs->args = rec_done(&args, cs->arena)))
-		return -ENOMEM;
-	if (!(cs->state = state_rec(s, m, cs->arena)))
-		return -ENOMEM;
-	size_t unknown = m->unknown;
-	if (unknown || unknown_msg_terms) {
-		struct rec mt = { .s = s };
-		if (unknown)
-			put(&mt, cs->arena, "logTermsUnknown", uint_val(cs->arena, unknown));
-		if (unknown_msg_terms)
-			put(&mt, cs->arena, "entryTermsUnknown", spt_bool(cs->arena, true));
-		if (!(cs->meta = rec_done(&mt, cs->arena)))
-			return -ENOMEM;
-	}
-	return 0;
+	return 1;
 }

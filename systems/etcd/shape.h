@@ -13,15 +13,22 @@
  * Events:
  *   BecomeFollower, BecomeCandidate, BecomePreCandidate, BecomeLeader   (post-state)
  *   Send<X>       a message appended to the member's outbox by (*raft).send
- *   Receive<X>    a message from another member, after (*raft).Step handled it
+ *   Receive<X>    a message from another member, after (*raft).Step handled it (the state
+ *                 read at the member's next boundary: its next Step, tick or applyConfChange)
  *       X: AppendEntriesRequest (MsgApp, MsgHeartbeat, MsgSnap), AppendEntriesResponse
  *       (MsgAppResp, MsgHeartbeatResp), RequestVoteRequest (MsgVote, MsgPreVote),
  *       RequestVoteResponse (MsgVoteResp, MsgPreVoteResp), Message (any other type)
  *   Step<T>       a local message handled by Step (T = the type without "Msg": Hup, Beat,
  *                 Prop, CheckQuorum, ReadIndex, Unreachable, SnapStatus, TransferLeader)
  *   Replicate     the leader appended entries to its log (args index, entries, dataLen, data)
- *   Commit        the commit index advanced (args tocommit)
+ *   Commit        the commit index advanced within a step (args tocommit): written before the
+ *                 event whose state read first shows it
  *   ApplyConfChange  a configuration change applied (at bootstrap, and as committed)
+ *   StepUnfinished   the end of a step whose post-state was never read: the member's process
+ *                 ended (killed, or the capture ended) before its next boundary. What the
+ *                 Receive<X>/Step<T> event would have had but the state (none): args, the
+ *                 message received; meta.unfinished = "restarted" (a new process of the member
+ *                 came first) or "capture-ended".
  *
  * State record: id (member id, hex), term, vote, commit, role, lead, log (last index), logTerm
  * (its term), logTerms (the entry terms, the last max_log_terms of them; logTermsFrom is the
@@ -36,15 +43,26 @@
 #include <stdint.h>
 
 #include "collect.h"
+#include "probes.h"
 
 struct etcd_shape;
 
 struct etcd_shape_stats {
 	uint64_t unknown_terms;  /* log entries whose term could not be read */
 	uint64_t restarts_cut;   /* log entries dropped because a member came back with a shorter log */
-	uint64_t probes_seen[10]; /* records per probe (index = probe id / 10 - 1), for the coverage check */
+	uint64_t probes_seen[ETCD_NPROBES]; /* records per probe (index = probe id / 10 - 1), for the coverage check */
 	uint64_t reentries;       /* entry-probe records dropped as a re-run of the prologue after
 				   * the goroutine's stack grew (morestack), not a second call */
+	uint64_t unfinished;      /* StepUnfinished events */
+	/* ETCD_PROBE_VERIFY: steps whose state at Step's RET was compared with the one at the next
+	 * boundary, those that differed, and the first difference. */
+	uint64_t verify_compared, verify_mismatched, verify_no_ret;
+	char verify_first[256], verify_first_no_ret[256];
+	uint64_t commits;         /* Commit events: the commit index rose within a step */
+	/* ETCD_PROBE_VERIFY: the commits (*raftLog).commitTo raised, the Commit events that
+	 * followed one, those whose index differs from commitTo's, the first such. */
+	uint64_t verify_commit_tos, verify_commits, verify_commits_differ;
+	char verify_first_commit[256];
 };
 
 /* max_log_terms: 0 = the whole log. */
@@ -62,5 +80,7 @@ int etcd_shape_member(const struct etcd_shape *s, const char *node, struct etcd_
 
 /* The collect_shape_fn: ctx is the struct etcd_shape. */
 int etcd_shape_event(void *ctx, struct collect_shape *cs);
+/* collect_opts.shape_end: the StepUnfinished event of a member whose last step is still open. */
+int etcd_shape_end(void *ctx, struct collect_shape *cs);
 
 #endif

@@ -134,6 +134,10 @@ EndKinds == {"ReceiveAppendEntriesRequest", "ReceiveAppendEntriesResponse",
              "StepCheckQuorum", "StepTransferLeader", "StepReadIndex", "StepMessage"}
 WindowEnd(ev, a) == Step(ev) # "" /\ ev.kind \in EndKinds
 
+\* A step whose post-state was never read (the member's process ended before its next call):
+\* not a step seen whole, so not checked.
+WindowDrop(ev, a) == ev.kind = "StepUnfinished"
+
 \* The message the step handles, as the spec's record.
 StepMsg(ev) ==
     LET r == ev.args.stepMsg
