@@ -1,11 +1,13 @@
 /* bench_etcd: what capturing etcd with spectap's probes costs, measured (issue 6). See
  * bench_etcd.h for the parts; bench/run.sh runs it and bench/RESULTS.md has the figures.
  *
- *	bench_etcd [--parts puts,hits,rate] [--rounds 5] [--puts 2000] [--concurrency 8]
+ *	bench_etcd [--parts puts,hits,rate] [--rounds 5] [--puts 2000] [--concurrency 8] [--put-rate N|half]
  *	           [--calls 20000] [--reps 7] [--rate-ms 3000] [--threads 1,2,4]
  *	           [--log-terms 1000] [--live] [--etcd /usr/bin/etcd] [--putload P] [--hitloop P]
  *
  * --live: the collector shapes records as it drains them (no spool: collect_opts.spool).
+ * --put-rate: the puts part paces its puts (N per second, or half the warm-up's unpaced rate) in
+ * both modes, for latency at a fixed load instead of throughput.
  *
  * Needs root (BPF). putload and hitloop default to build/tools/putload and build/bench/hitloop,
  * found beside this binary. Exit status: 0 done, 1 failed, 2 usage. */
@@ -45,7 +47,7 @@ static const char *beside(char *buf, size_t size, const char *rel)
 static int usage(const char *msg)
 {
 	fprintf(stderr, "bench_etcd: %s\nusage: bench_etcd [--parts puts,hits,rate] [--rounds N] [--puts N] "
-			"[--concurrency N] [--calls N] [--reps N] [--rate-ms MS] [--threads 1,2,4] [--log-terms N] [--live] [--flush-ms MS] "
+			"[--concurrency N] [--put-rate N|half] [--calls N] [--reps N] [--rate-ms MS] [--threads 1,2,4] [--log-terms N] [--live] [--flush-ms MS] "
 			"[--etcd P] [--putload P] [--hitloop P]\n", msg);
 	return 2;
 }
@@ -66,6 +68,7 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 	static const struct option lo[] = {
 		{ "parts", required_argument, NULL, 'p' },   { "rounds", required_argument, NULL, 'r' },
 		{ "puts", required_argument, NULL, 'n' },    { "concurrency", required_argument, NULL, 'c' },
+		{ "put-rate", required_argument, NULL, 'q' },
 		{ "calls", required_argument, NULL, 'C' },   { "reps", required_argument, NULL, 'R' },
 		{ "rate-ms", required_argument, NULL, 'm' }, { "threads", required_argument, NULL, 't' },
 		{ "etcd", required_argument, NULL, 'e' },    { "putload", required_argument, NULL, 'P' },
@@ -99,6 +102,12 @@ static int parse(int argc, char **argv, struct bench_opts *o)
 		case 'r': if (!parse_u(optarg, &o->rounds)) return usage("--rounds"); break;
 		case 'n': if (!parse_u(optarg, &o->puts)) return usage("--puts"); break;
 		case 'c': if (!parse_u(optarg, &o->concurrency)) return usage("--concurrency"); break;
+		case 'q':
+			if (!strcmp(optarg, "half"))
+				o->put_rate_half = true;
+			else if (!parse_u(optarg, &o->put_rate))
+				return usage("--put-rate: puts per second, or half");
+			break;
 		case 'C': if (!parse_u(optarg, &o->calls)) return usage("--calls"); break;
 		case 'R': if (!parse_u(optarg, &o->reps)) return usage("--reps"); break;
 		case 'm': if (!parse_u(optarg, &o->rate_ms)) return usage("--rate-ms"); break;

@@ -20,6 +20,8 @@
 struct bench_opts {
 	const char *etcd, *putload, *hitloop;
 	unsigned rounds, puts, concurrency; /* puts */
+	unsigned put_rate;   /* puts/s, paced (both modes); 0: unpaced */
+	bool put_rate_half;  /* put_rate = half the warm-up's unpaced throughput */
 	unsigned log_terms;                 /* puts: the shaper's (0: record's default, 1000) */
 	bool live;                          /* puts: the collector shapes as it drains (no spool) */
 	unsigned flush_ms;                  /* puts: as record's --flush-ms (0, the default here: by size) */

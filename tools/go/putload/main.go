@@ -92,6 +92,7 @@ func main() {
 	count := flag.Int64("count", 0, "puts to issue")
 	duration := flag.Duration("duration", 0, "issue puts for this long (e.g. 5s), instead of --count")
 	concurrency := flag.Int("concurrency", 1, "puts in flight at once")
+	rate := flag.Float64("rate", 0, "puts per second, paced (put i starts at i/rate s; its latency counts from then); 0: as fast as --concurrency allows")
 	prefix := flag.String("prefix", "k", "key prefix")
 	valueSize := flag.Int("value-size", 16, "value size in bytes")
 	timeout := flag.Duration("timeout", 2*time.Second, "timeout of each put")
@@ -109,8 +110,8 @@ func main() {
 	if (*count > 0) == (*duration > 0) {
 		usage("give exactly one of --count N (N > 0) and --duration D (D > 0)")
 	}
-	if *concurrency < 1 || *valueSize < 0 || *timeout <= 0 {
-		usage("--concurrency must be >= 1, --value-size >= 0, --timeout > 0")
+	if *concurrency < 1 || *valueSize < 0 || *timeout <= 0 || *rate < 0 {
+		usage("--concurrency must be >= 1, --value-size >= 0, --timeout > 0, --rate >= 0")
 	}
 
 	var out io.Writer = os.Stdout
@@ -170,8 +171,14 @@ func main() {
 					return
 				}
 				key := fmt.Sprintf("%s%d", *prefix, i)
-				pctx, pcancel := context.WithTimeout(ctx, *timeout)
 				t0 := time.Now()
+				if *rate > 0 {
+					// Open loop: the put's time is its slot's, so a put that starts late
+					// (the puts before it slow) counts the wait.
+					t0 = start.Add(time.Duration(float64(i) * 1e9 / *rate))
+					time.Sleep(time.Until(t0))
+				}
+				pctx, pcancel := context.WithTimeout(ctx, *timeout)
 				resp, err := cli.Put(pctx, key, value)
 				ms := float64(time.Since(t0).Microseconds()) / 1000
 				pcancel()
