@@ -106,6 +106,8 @@ static int record(const char *raw, unsigned puts, unsigned conc, const char *etc
 	struct etcd_load_opts lopt = { .count = puts, .concurrency = conc };
 	struct etcd_load_result res;
 	rc = etcd_cluster_load(&cl, putload, &lopt, &res);
+	if (rc)
+		fprintf(stderr, "load: %s\n", cl.err);
 	s.stop = 1;
 	pthread_join(t, NULL);
 	uint64_t lost = 0;
@@ -281,8 +283,15 @@ int main(int argc, char **argv)
 	if ((argc - 3) % 2 || !puts || !conc || !reps)
 		goto usage;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(argv[1], "record"))
-		return record(argv[2], puts, conc, etcd, putload);
+	if (!strcmp(argv[1], "record")) {
+		/* The load runs in the cluster's work directory: a relative path would not be found there. */
+		char abs_putload[PATH_MAX];
+		if (!realpath(putload, abs_putload)) {
+			fprintf(stderr, "bench_etcd_replay: putload %s: %s\n", putload, strerror(errno));
+			return 1;
+		}
+		return record(argv[2], puts, conc, etcd, abs_putload);
+	}
 	if (!strcmp(argv[1], "replay") && out)
 		return replay(argv[2], out, reps, log_terms);
 usage:

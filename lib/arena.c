@@ -89,14 +89,26 @@ static struct spt_arena_block *take_block(struct spt_arena *a, size_t need)
 {
 	struct spt_arena_block **pp = &a->spare;
 	while (*pp) {
-		if ((*pp)->size >= need) {
-			struct spt_arena_block *b = *pp;
+		struct spt_arena_block *b = *pp;
+		if (b->size >= need) {
 			*pp = b->next;
 			return b;
 		}
-		pp = &(*pp)->next;
+		if (need > ARENA_BLOCK_MIN && b->size > ARENA_BLOCK_MIN) {
+			/* A big spare too small for a big request: a value that grows (a log rebuilt
+			 * one entry longer each time) would leave one behind per rebuild, each walked
+			 * past ever after (the etcd shaper spent 90% of its time here at 30,000 entries). */
+			*pp = b->next;
+			free(b);
+			continue;
+		}
+		pp = &b->next;
 	}
-	size_t size = need > ARENA_BLOCK_MIN ? need : ARENA_BLOCK_MIN;
+	/* A big block with room to grow, so that the next, slightly bigger request of a growing
+	 * value fits it once it is spare. */
+	size_t size = need > ARENA_BLOCK_MIN ? need + need / 4 : ARENA_BLOCK_MIN;
+	if (size < need)
+		size = need;
 	struct spt_arena_block *b = malloc(sizeof(*b) + size);
 	if (!b)
 		return NULL;
