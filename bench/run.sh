@@ -72,6 +72,9 @@ else
 		[ -x "$build/$b" ] || { echo "bench: $build/$b not built (make bench)" >&2; exit 1; }
 	done
 	"$build/bench/bench_etcd" || { echo "bench: bench_etcd failed" >&2; exit 1; }
+	# The same at a fixed load, half what the cluster does unprobed (issue 21): latency on/off.
+	"$build/bench/bench_etcd" --parts puts --rounds 3 --put-rate half ||
+		{ echo "bench: bench_etcd --put-rate half failed" >&2; exit 1; }
 fi
 
 # The ZooKeeper capture (issue 3): spt_emit per record (nothing attached, USDT, LTTng), then

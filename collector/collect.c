@@ -597,6 +597,19 @@ static int pair_message(struct collect *c, struct spt_msg *m, uint64_t *lamport)
 static int write_event(struct collect *c, const struct probe *p, const struct uprobe_event *ev, const struct held *h,
 		       struct node *nd, struct spt_event *ee);
 
+/* What the shaper made of a record (or of the end), into the event e; its message in c->msg. */
+static void take_shaped(struct collect *c, const struct collect_shape *sh, struct spt_event *e)
+{
+	e->kind = sh->kind;
+	e->args = sh->args;
+	e->state = sh->state;
+	e->meta = sh->meta;
+	if (sh->msg) {
+		c->msg = *sh->msg;
+		e->msg = &c->msg;
+	}
+}
+
 /* The events of one record: as the table says, or as the shaper makes them (none, one, or
  * several: COLLECT_SHAPE_MORE asks to be called again for the next). */
 static int emit(struct collect *c, const struct held *h)
@@ -668,14 +681,7 @@ static int emit(struct collect *c, const struct held *h)
 				return 0;
 			}
 			more = r == COLLECT_SHAPE_MORE;
-			e.kind = sh.kind;
-			e.args = sh.args;
-			e.state = sh.state;
-			e.meta = sh.meta;
-			if (sh.msg) {
-				c->msg = *sh.msg;
-				e.msg = &c->msg;
-			}
+			take_shaped(c, &sh, &e);
 		}
 		if ((r = write_event(c, p, ev, h, nd, &e)))
 			return r;
@@ -754,14 +760,7 @@ static int shape_end(struct collect *c)
 				break;
 			bool more = r == COLLECT_SHAPE_MORE;
 			memset(&e, 0, sizeof(e));
-			e.kind = sh.kind;
-			e.args = sh.args;
-			e.state = sh.state;
-			e.meta = sh.meta;
-			if (sh.msg) {
-				c->msg = *sh.msg;
-				e.msg = &c->msg;
-			}
+			take_shaped(c, &sh, &e);
 			if ((r = write_event(c, &end, &h.u.ev, &h, nd, &e)))
 				return r;
 			if (!more)
