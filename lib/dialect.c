@@ -569,7 +569,7 @@ void export_drop_common(struct spt_export *ex, const struct spt_event *ev, const
 
 bool export_skip_unfinished(struct spt_export *ex, const struct spt_event *ev)
 {
-	if (ev->state || !spt_rec_get(ev->meta, "unfinished"))
+	if (ev->state || !ev->meta || !spt_rec_get(ev->meta, "unfinished"))
 		return false;
 	export_drop(ex, "steps whose post-state was never read (meta.unfinished: left out)", 1);
 	return true;
