@@ -56,13 +56,15 @@ say spectap export --to etcd-ndjson "$out/etcd.spt" -o "$out/etcd.ndjson"
 "$spectap" export --to etcd-ndjson "$out/etcd.spt" -o "$out/etcd.ndjson"
 say spectap import --from etcd-ndjson "$out/etcd.ndjson" -o "$out/etcd2.spt"
 "$spectap" import --from etcd-ndjson "$out/etcd.ndjson" -o "$out/etcd2.spt"
-# The dialect has no message ids and no Lamport clocks: compare what it carries.
-strip='.event | {node, kind, state, args, msg: (.msg | if . then {dir, from, to, type, fields} else null end)}'
+# The dialect has no message ids and no Lamport clocks: compare what it carries. Steps whose
+# post-state was never read (StepUnfinished: the member was killed first) it cannot hold: the
+# export leaves them out and says how many.
+strip='.event | select(.kind != "StepUnfinished") | {node, kind, state, args, msg: (.msg | if . then {dir, from, to, type, fields} else null end)}'
 "$spectap" dump --json "$out/etcd.spt" | jq -S -c "$strip" >"$out/a.json"
 "$spectap" dump --json "$out/etcd2.spt" | jq -S -c "$strip" >"$out/b.json"
 n=$(wc -l <"$out/a.json" | tr -d ' ')
 if cmp -s "$out/a.json" "$out/b.json"; then
-	echo "round trip: the re-imported trace has the same $n events (nodes, kinds, states, messages)"
+	echo "round trip: the re-imported trace has the same $n events (nodes, kinds, states, messages; the unfinished steps left out)"
 	summary "round trip etcd-io/raft's NDJSON dialect, export and import: the same $n events"
 else
 	echo "round trip FAILED: $out/etcd2.spt differs from $out/etcd.spt (see $out/a.json, $out/b.json)" >&2
