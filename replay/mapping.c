@@ -749,6 +749,22 @@ static int apply(struct mapping *m, struct node *n, struct open_window *w, const
 
 uint64_t mapping_dropped(const struct mapping *m) { return m->dropped; }
 
+/* WindowEnd or WindowDrop (name: op) of event evv for the open window w: TRUE or FALSE in *out. */
+static int window_test(struct mapping *m, struct opdef *op, const char *name, spt_val *evv, const struct open_window *w,
+		       bool *out, struct check_error *err)
+{
+	spt_val *act = spt_cstr(&m->scratch, w->action), *args[2] = { evv, act }, *b;
+	int rc = call(m, op, args, &b, err);
+	if (rc)
+		return rc;
+	if (b->kind != SPT_BOOL) {
+		snprintf(err->msg, sizeof(err->msg), "%s must give TRUE or FALSE, not %s", name, ev_show(&m->in->ev, b));
+		return -EINVAL;
+	}
+	*out = b->u.b;
+	return 0;
+}
+
 static size_t open_windows(const struct mapping *m)
 {
 	size_t n = 0;
@@ -815,34 +831,17 @@ int mapping_run_range(struct mapping *m, struct spt_reader *r, uint64_t from, ui
 			goto out;
 		if ((rc = apply(m, n, w, ev, evv, err)))
 			goto out;
-		if (w->open && m->drop) {
-			spt_val *act = spt_cstr(&m->scratch, w->action), *args[2] = { evv, act }, *b;
-			if ((rc = call(m, m->drop, args, &b, err)))
-				goto out;
-			if (b->kind != SPT_BOOL) {
-				snprintf(err->msg, sizeof(err->msg), "WindowDrop must give TRUE or FALSE, not %s", ev_show(&in->ev, b));
-				rc = -EINVAL;
-				goto out;
-			}
-			/* The step was not seen whole: its window is not checked. */
-			if (b->u.b) {
-				w->open = false;
-				m->dropped++;
-			}
+		bool drop = false;
+		if (w->open && m->drop && (rc = window_test(m, m->drop, "WindowDrop", evv, w, &drop, err)))
+			goto out;
+		if (drop) { /* the step was not seen whole: its window is not checked */
+			w->open = false;
+			m->dropped++;
 		}
 		if (w->open) {
 			bool end = true;
-			if (m->end) {
-				spt_val *act = spt_cstr(&m->scratch, w->action), *args[2] = { evv, act }, *b;
-				if ((rc = call(m, m->end, args, &b, err)))
-					goto out;
-				if (b->kind != SPT_BOOL) {
-					snprintf(err->msg, sizeof(err->msg), "WindowEnd must give TRUE or FALSE, not %s", ev_show(&in->ev, b));
-					rc = -EINVAL;
-					goto out;
-				}
-				end = b->u.b;
-			}
+			if (m->end && (rc = window_test(m, m->end, "WindowEnd", evv, w, &end, err)))
+				goto out;
 			if (end && (rc = close_window(m, n, w, ord, ord, true, fn, arg, err)))
 				goto out;
 		}

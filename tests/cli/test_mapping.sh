@@ -92,6 +92,18 @@ sed -e 's/NodeMap/ThreadMap/' -e 's/^MapInit == 0$/MapInit == 0\nWindowActor(ev)
 for m in NodeMap ThreadMap; do
 	run_status 0 "$T/o" "$T/e" "$SPECTAP" windows --map "$T/$m.tla" --spec "$T/Steps.tla" "$T/zk.spt" -o "$T/w-$m"
 done
+# WindowDrop: a window it says was not seen whole closes there, unchecked and unwritten, counted.
+sed 's/^WindowEnd(ev, a) == .*/&\nWindowDrop(ev, a) == ev.kind = "zk.recvset.put" \/\\ ev.node = "2"/' "$T/NodeMap.tla" |
+	sed 's/NodeMap/DropMap/' >"$T/DropMap.tla"
+run_status 0 "$T/o" "$T/e" "$SPECTAP" windows --json --map "$T/DropMap.tla" --spec "$T/Steps.tla" "$T/zk.spt" -o "$T/w-drop"
+all=$(wc -l <"$T/w-NodeMap/Step.ndjson")
+check "WindowDrop dropped some windows" test "$(jq .dropped_windows "$T/o")" -gt 0
+check_eq "the dropped windows and the written ones are all the windows" "$all" "$(jq '.windows + .dropped_windows' "$T/o")"
+check_eq "only node 2's windows are dropped" "$(jq -s '[.[] | select(.actor != "2")] | length' "$T/w-NodeMap/Step.ndjson")" \
+	"$(jq -s '[.[] | select(.actor != "2")] | length' "$T/w-drop/Step.ndjson")"
+sed -e 's/^WindowDrop(ev, a) == .*/WindowDrop(ev, a) == 1/' -e 's/DropMap/BadDrop/' "$T/DropMap.tla" >"$T/BadDrop.tla"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" windows --map "$T/BadDrop.tla" --spec "$T/Steps.tla" "$T/zk.spt" -o "$T/w-bad"
+check_contains "a WindowDrop that is not a Boolean is named" "$T/e" "WindowDrop must give TRUE or FALSE, not 1"
 first() { jq -s -r '[.[] | select(.actor == "2")][0] | .post_state.c - .pre_state.c' "$T/w-$1/Step.ndjson"; }
 check_eq "per node: node 2's first window takes in the other thread's receive" 9 "$(first NodeMap)"
 check_eq "per thread (WindowActor): only its own thread's events" 8 "$(first ThreadMap)"
