@@ -207,6 +207,11 @@ $(BUILD)/tests/uprobe_target: tests/targets/uprobe_target.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE $(ALL_CFLAGS) -O2 -g -o $@ $<
 
+$(BUILD)/tests/test_uprobe_windows: tests/unit/test_uprobe_windows.c tests/unit/check.h probes/uprobe_windows.c \
+		$(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iprobes $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< probes/uprobe_windows.c
+
 $(BUILD)/tests/test_uprobe: tests/unit/test_uprobe.c tests/unit/check.h $(BUILD)/san/libprobes.a \
 		$(BUILD)/tests/uprobe_target $(PROBE_HDR)
 	@mkdir -p $(@D)

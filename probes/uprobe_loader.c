@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_common.h"
+#include "uprobe_windows.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
@@ -29,17 +30,23 @@
 #define DEFAULT_RINGBUF_BYTES (8u << 20)
 
 /* The layout is shared with the BPF program and documented in probes/bpf/README.md. */
-_Static_assert(sizeof(struct uprobe_read) == 28, "struct uprobe_read layout");
+_Static_assert(sizeof(struct uprobe_read) == 44, "struct uprobe_read layout");
+_Static_assert(offsetof(struct uprobe_read, win) == 28 && offsetof(struct uprobe_read, pick) == 34,
+	       "struct uprobe_read layout");
+_Static_assert(offsetof(struct probe_spec, windows) == 16 + UPROBE_MAX_READS * 44 + 8, "struct probe_spec layout");
 _Static_assert(offsetof(struct uprobe_read, stride) == 6, "struct uprobe_read layout");
 _Static_assert(offsetof(struct uprobe_event, err) == 36, "struct uprobe_event layout");
 _Static_assert(offsetof(struct uprobe_event, val) == 40, "struct uprobe_event layout");
 _Static_assert(UPROBE_MAX_READS <= 32, "err has one bit per read");
+_Static_assert(offsetof(struct uprobe_ring_packed, block) == sizeof(struct uprobe_event) + 8, "packed record layout");
 
 struct uprobe_loader {
 	struct uprobe_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpfc_links links;
+	bool no_read_windows; /* uprobe_loader_opts.no_read_windows */
 	uprobe_event_fn fn; /* set during uprobe_drain */
+	struct uprobe_event_full expanded; /* a packed record, as the callback sees it */
 	void *fn_ctx;
 	int ncpus;
 	char err[512];
@@ -56,12 +63,39 @@ static int fail(struct uprobe_loader *l, int err, const char *fmt, ...)
 	return err;
 }
 
+/* A packed record (struct uprobe_ring_packed) as the full record it stands for: block k of the
+ * packed ones is the block of the k-th read in block_mask, the other blocks are zeros. */
+static int expand(struct uprobe_loader *l, const void *data, size_t size)
+{
+	const struct uprobe_ring_packed *p = data;
+	struct uprobe_event_full *f = &l->expanded;
+	size_t head = offsetof(struct uprobe_ring_packed, block);
+	unsigned k = 0;
+
+	if (size < head || p->ev.size != sizeof(*f) ||
+	    size != head + (size_t)__builtin_popcount(p->block_mask) * UPROBE_MAX_BLOCK)
+		return fail(l, -EBADMSG, "uprobe drain: malformed packed record of %zu bytes", size);
+	f->ev = p->ev;
+	f->ev.reserved8 = 0;
+	for (unsigned i = 0; i < UPROBE_MAX_READS; i++) {
+		if (p->block_mask & (1u << i))
+			memcpy(f->block[i], p->block[k++], UPROBE_MAX_BLOCK);
+		else
+			memset(f->block[i], 0, UPROBE_MAX_BLOCK);
+	}
+	return l->fn ? l->fn(l->fn_ctx, &f->ev, sizeof(*f)) : 0;
+}
+
 static int drain_sample(void *ctx, void *data, size_t size)
 {
 	struct uprobe_loader *l = ctx;
 	const struct uprobe_event *ev = data;
 
-	if (size < sizeof(*ev) || ev->size > size)
+	if (size < sizeof(*ev))
+		return fail(l, -EBADMSG, "uprobe drain: malformed record of %zu bytes", size);
+	if (ev->reserved8 == UPROBE_RING_PACKED)
+		return expand(l, data, size);
+	if (ev->size > size)
 		return fail(l, -EBADMSG, "uprobe drain: malformed record of %zu bytes", size);
 	return l->fn ? l->fn(l->fn_ctx, ev, ev->size) : 0;
 }
@@ -90,6 +124,7 @@ int uprobe_loader_open(struct uprobe_loader **out, const struct uprobe_loader_op
 		bpfc_format(err, errlen, "uprobe loader: opening the BPF object failed: %s", strerror(-ret));
 		goto cleanup;
 	}
+	l->no_read_windows = (opts && opts->no_read_windows) || getenv("SPECTAP_NO_READ_WINDOWS");
 	ret = bpfc_load(l->skel->skeleton, l->skel->maps.events, rb_bytes, drain_sample, l, &l->rb, &l->ncpus,
 			"uprobe loader", err, errlen);
 	if (ret)
@@ -138,10 +173,13 @@ static int check_stash(struct uprobe_loader *l, uint32_t probe_id, const struct 
 	return 0;
 }
 
-/* Checks a spec and derives has_block and reads_stash into *out. */
+/* Checks a spec and derives has_block, reads_stash and the read windows into *out; what a
+ * spec's author wrote into the derived fields is ignored. */
 static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct probe_spec *spec,
 		      struct probe_spec *out)
 {
+	int ret;
+
 	if (!spec)
 		return fail(l, -EINVAL, "uprobe attach: probe %u has no spec", probe_id);
 	if (spec->nreads > UPROBE_MAX_READS)
@@ -222,6 +260,13 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 				    r->kind);
 		}
 		out->reads[i] = *r;
+		memset(out->reads[i].win, 0, sizeof(out->reads[i].win));
+		memset(out->reads[i].pick, 0, sizeof(out->reads[i].pick));
+		out->reads[i].block_slot = 0;
+		if (r->kind == UPROBE_READ_BLOCK || r->kind == UPROBE_READ_ARRAY) {
+			out->reads[i].block_slot = (uint8_t)__builtin_popcount(out->block_mask);
+			out->block_mask |= 1u << i;
+		}
 		if (r->kind != UPROBE_READ_ARRAY) {
 			/* Unused here: cleared so that equal specs compare equal (-EEXIST check). */
 			if (!(r->flags & UPROBE_READ_LEN))
@@ -229,7 +274,10 @@ static int check_spec(struct uprobe_loader *l, uint32_t probe_id, const struct p
 			out->reads[i].stride = 0;
 		}
 	}
-	return check_stash(l, probe_id, spec, out->reads_stash);
+	ret = check_stash(l, probe_id, spec, out->reads_stash);
+	if (!ret && !l->no_read_windows)
+		uprobe_plan_windows(out);
+	return ret;
 }
 
 /* Opens path as ELF; on failure returns NULL with *code = -ENOENT/-EACCES/... or -ENOEXEC. */

@@ -6,6 +6,7 @@
 #ifndef SPECTAP_PROBES_UPROBE_LOADER_H
 #define SPECTAP_PROBES_UPROBE_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,10 @@ struct uprobe_loader;
 
 struct uprobe_loader_opts {
 	size_t ringbuf_bytes; /* power of two, multiple of the page size; 0: 8 MiB */
+	/* Read every field on its own instead of through read windows (uprobe_windows.h): the
+	 * same records, for comparing the two; also set by SPECTAP_NO_READ_WINDOWS in the
+	 * environment. */
+	bool no_read_windows;
 };
 
 /* Loads the BPF program and maps. On failure *out is NULL; if err is not NULL the message is

@@ -38,6 +38,34 @@ struct {
 	__type(value, struct uprobe_counters);
 } counters SEC(".maps");
 
+/* What one hit builds before its record goes into the ring: its read windows and the record. */
+struct scratch {
+	__u8 data[UPROBE_MAX_WINDOWS][UPROBE_WINDOW_BYTES + 8]; /* + 8: a pick reads 8 bytes */
+	struct uprobe_ring_packed rec;
+};
+
+/* A uprobe program runs with migration, not preemption, disabled: another task's hit may run on
+ * this CPU in the middle of ours. Each takes the next level; one nested deeper than that loses
+ * its record (counted, as a full ring would). */
+#define UPROBE_NEST 3
+struct cpu_scratch {
+	__u64 busy; /* hits running on this CPU */
+	struct scratch level[UPROBE_NEST];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_scratch);
+} scratch_map SEC(".maps");
+
+/* What the accesses of one hit may use: the windows' data and which of them were read. */
+struct win_use {
+	const struct scratch *w;
+	__u32 ok; /* bit w: window w was read at this hit */
+};
+
 /* A context field read the compiler must keep as written: without the barrier clang may merge
  * the switch below into one load at ctx + variable offset, which the verifier rejects. */
 #define CTX_REG(regs, f)                                                                           \
@@ -47,9 +75,39 @@ struct {
 		r_;                                                                                \
 	})
 
-static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __s32 src_off,
-				       const struct uprobe_stash *stash, int *fault)
+/* No process maps the lowest 64 KiB (vm.mmap_min_addr's default): an address there is a NULL
+ * pointer plus a field offset (a heartbeat without entries, an empty slot). Reading it would
+ * fault, and a fault taken inside the probe costs microseconds (about 7 us on a PVM guest,
+ * bench/RESULTS.md), more than all the other reads of a record together: count it as the
+ * faulted read it would be without taking the fault. */
+#define LOW_ADDR 0x10000ull
+
+/* Access a of read r: size (1..8) bytes at addr, from r's window when it has one that was read
+ * (8 bytes there: extend() cuts them to size), else from user memory. Returns 1 on a fault. */
+static __always_inline int access(const struct uprobe_read *r, __u32 a, __u64 addr, __u32 size,
+				  const struct win_use *wu, __u64 *out)
 {
+	__u32 w = r->win[a]; /* a is a constant below UPROBE_ACCESSES at every call */
+
+	if (w) {
+		w = (w - 1) & (UPROBE_MAX_WINDOWS - 1);
+		if ((wu->ok >> w) & 1) {
+			__u32 p = r->pick[a] & (UPROBE_WINDOW_BYTES - 1);
+			*out = *(const __u64 *)&wu->w->data[w][p];
+			return 0;
+		}
+	}
+	*out = 0;
+	if (addr < LOW_ADDR)
+		return 1;
+	return bpf_probe_read_user(out, size & 15, (const void *)addr) ? 1 : 0;
+}
+
+static __always_inline __u64 reg_value(const struct pt_regs *regs, const struct uprobe_read *r,
+				       const struct uprobe_stash *stash, const struct win_use *wu, int *fault)
+{
+	__u32 src = r->src;
+	__s32 src_off = r->src_off;
 	__u64 v = 0;
 
 	switch (src) {
@@ -72,7 +130,7 @@ static __always_inline __u64 reg_value(const struct pt_regs *regs, __u32 src, __
 	case UPROBE_SRC_RIP: return CTX_REG(regs, ip);
 	case UPROBE_SRC_FLAGS: return CTX_REG(regs, flags);
 	case UPROBE_SRC_STACK:
-		if (bpf_probe_read_user(&v, sizeof(v), (const void *)(CTX_REG(regs, sp) + (__s64)src_off)))
+		if (access(r, UPROBE_ACCESS_SLOT, CTX_REG(regs, sp) + (__s64)src_off, 8, wu, &v))
 			*fault = 1;
 		return v;
 	case UPROBE_SRC_STASH:
@@ -100,12 +158,6 @@ static __always_inline __u64 extend(__u64 v, __u32 size, __u32 flags)
 
 /* ARRAY read i: the u64 at off of up to size elements from v, the element count being the
  * value of the earlier read len_read (already in e). block is zeroed. Returns 1 if it faulted. */
-/* No process maps the lowest 64 KiB (vm.mmap_min_addr's default): an address there is a NULL
- * pointer plus a field offset (a heartbeat without entries, an empty slot). Reading it would
- * fault, and a fault taken inside the probe costs microseconds (about 7 us on a PVM guest,
- * bench/RESULTS.md), more than all the other reads of a record together: count it as the
- * faulted read it would be without taking the fault. */
-#define LOW_ADDR 0x10000ull
 
 static __always_inline int read_array(const struct uprobe_read *r, const struct uprobe_event *e, __u32 i,
 				      __u64 v, __u64 *val, __u64 *block)
@@ -139,37 +191,46 @@ static __always_inline int read_array(const struct uprobe_read *r, const struct 
 
 /* Performs read i of spec into e; block is e's (zeroed) block area for this read, or NULL in a
  * compact record. Returns 1 if the read faulted. */
-static __always_inline int do_read(const struct pt_regs *regs, const struct uprobe_read *r,
-				   const struct uprobe_event *e, __u32 i, __u64 *val, __u8 *block,
-				   const struct uprobe_stash *stash)
+/* The value of r's source after its dereferences into *v. Returns 1 if it faulted. */
+static __always_inline int base_value(const struct pt_regs *regs, const struct uprobe_read *r,
+				      const struct uprobe_stash *stash, const struct win_use *wu, __u64 *v)
 {
 	int fault = 0;
-	__u32 kind = r->kind, size = r->size;
-	__u64 v;
 
-	*val = 0;
-	if (kind == UPROBE_READ_NONE)
-		return 0;
-	v = reg_value(regs, r->src, r->src_off, stash, &fault);
+	*v = reg_value(regs, r, stash, wu, &fault);
 	if (fault)
 		return 1;
 #pragma unroll
 	for (int k = 0; k < UPROBE_MAX_DEREFS; k++) {
 		if (k >= r->nderef)
 			break;
-		__u64 p = v + (__s64)r->deref_off[k];
-		if (p < LOW_ADDR || bpf_probe_read_user(&v, sizeof(v), (const void *)p))
+		if (access(r, UPROBE_ACCESS_DEREF(k), *v + (__s64)r->deref_off[k], 8, wu, v))
 			return 1;
 	}
+	return 0;
+}
+
+static __always_inline int do_read(const struct pt_regs *regs, const struct uprobe_read *r,
+				   const struct uprobe_event *e, __u32 i, __u64 *val, __u8 *block,
+				   const struct uprobe_stash *stash, const struct win_use *wu)
+{
+	__u32 kind = r->kind, size = r->size;
+	__u64 v;
+
+	*val = 0;
+	if (kind == UPROBE_READ_NONE)
+		return 0;
+	if (base_value(regs, r, stash, wu, &v))
+		return 1;
 	if (kind == UPROBE_READ_VALUE) {
 		*val = extend(v, size, r->flags);
 		return 0;
 	}
 	if (kind == UPROBE_READ_MEM) {
 		__u64 m = 0;
-		if (size == 0 || size > 8 || v + (__s64)r->off < LOW_ADDR)
+		if (size == 0 || size > 8)
 			return 1;
-		if (bpf_probe_read_user(&m, size & 15, (const void *)(v + (__s64)r->off)))
+		if (access(r, UPROBE_ACCESS_FINAL, v + (__s64)r->off, size, wu, &m))
 			return 1;
 		*val = extend(m, size, r->flags);
 		return 0;
@@ -208,25 +269,32 @@ static __always_inline int do_read(const struct pt_regs *regs, const struct upro
  * verifier need not tell apart 2^24 error patterns. */
 static __always_inline void fill(const struct pt_regs *regs, const struct probe_spec *spec,
 				 struct uprobe_event *e, __u8 (*blocks)[UPROBE_MAX_BLOCK],
-				 const struct uprobe_stash *stash)
+				 const struct uprobe_stash *stash, const struct win_use *wu)
 {
 	__u32 n = spec->nreads;
 
 	e->err = 0;
 #pragma unroll
 	for (int i = 0; i < UPROBE_MAX_READS; i++) {
-		if (blocks) {
-			/* Ring buffer memory holds older records: a block not (fully) written, e.g.
-			 * behind a faulting pointer, must read as zeros, not as someone's old data. */
+		__u8 *blk = 0;
+
+		if (blocks && (spec->block_mask >> i) & 1) {
+			__u32 slot = spec->reads[i].block_slot;
+			if (slot < UPROBE_MAX_READS)
+				blk = blocks[slot];
+		}
+		if (blk) {
+			/* The scratch holds the last hit's record: a block not (fully) written,
+			 * e.g. behind a faulting pointer, must read as zeros, not as old data. */
 #pragma unroll
 			for (int j = 0; j < UPROBE_MAX_BLOCK / 8; j++)
-				((__u64 *)blocks[i])[j] = 0;
+				((__u64 *)blk)[j] = 0;
 		}
 		if ((__u32)i >= n) {
 			e->val[i] = 0;
 			continue;
 		}
-		if (do_read(regs, &spec->reads[i], e, i, &e->val[i], blocks ? blocks[i] : 0, stash))
+		if (do_read(regs, &spec->reads[i], e, i, &e->val[i], blk, stash, wu))
 			e->err |= 1u << i;
 	}
 	e->nreads = n > UPROBE_MAX_READS ? UPROBE_MAX_READS : n;
@@ -251,7 +319,7 @@ static __always_inline void stash_key(const struct pt_regs *regs, const struct p
  * doing the reads here. A failed update must not leave an older call's stash to be read as
  * this one's. */
 static __always_inline void stash_save(const struct pt_regs *regs, const struct probe_spec *spec,
-				       const struct uprobe_event *e)
+				       const struct uprobe_event *e, const struct win_use *wu)
 {
 	struct uprobe_stash_key k = {};
 	struct uprobe_stash st = {};
@@ -264,7 +332,7 @@ static __always_inline void stash_save(const struct pt_regs *regs, const struct 
 		if (e) {
 			st.val[i] = e->val[i];
 			st.err |= e->err & (1u << i);
-		} else if (do_read(regs, &spec->reads[i], 0, i, &st.val[i], 0, &st)) {
+		} else if (do_read(regs, &spec->reads[i], 0, i, &st.val[i], 0, &st, wu)) {
 			/* &st as the stash to read: never used, a stashing spec reads none (loader). */
 			st.err |= 1u << i;
 		}
@@ -273,27 +341,69 @@ static __always_inline void stash_save(const struct pt_regs *regs, const struct 
 		bpf_map_delete_elem(&stash_map, &k);
 }
 
-SEC("uprobe")
-int spectap_uprobe(struct pt_regs *ctx)
+/* Reads this hit's windows (struct uprobe_window) in order; each may take its base through the
+ * windows before it. A window that faults is just not used. */
+static __always_inline void read_windows(const struct pt_regs *regs, const struct probe_spec *spec,
+					 struct scratch *w, struct win_use *wu)
 {
-	__u32 zero = 0, id = (__u32)bpf_get_attach_cookie(ctx);
-	struct uprobe_counters *c = bpf_map_lookup_elem(&counters, &zero);
-	const struct probe_spec *spec = bpf_map_lookup_elem(&spec_map, &id);
+#pragma unroll
+	for (int k = 0; k < UPROBE_MAX_WINDOWS; k++) {
+		const struct uprobe_window *win = &spec->windows[k];
+		__u32 len = win->len;
+		__u64 v;
+
+		if ((__u32)k >= spec->nwindows)
+			break;
+		/* No window reads a stash (the loader plans none): the stash pointer is unused. */
+		if (len == 0 || len > UPROBE_WINDOW_BYTES || base_value(regs, &win->at, 0, wu, &v))
+			continue;
+		v += (__s64)win->lo;
+		if (v < LOW_ADDR || bpf_probe_read_user(w->data[k], len, (const void *)v))
+			continue;
+		wu->ok |= 1u << k;
+	}
+}
+
+static __always_inline void stamp(struct uprobe_event *e, __u32 id, __u64 seq, __u16 size, __u8 kind)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	e->probe_id = id;
+	e->cpu = bpf_get_smp_processor_id();
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	e->seq = seq;
+	e->size = size;
+	e->reserved8 = kind;
+}
+
+/* One hit in scratch sc (windows already read): its record built there and copied into the ring
+ * (packed: the blocks of BLOCK and ARRAY reads only), its stash saved. With sc NULL (nested too
+ * deep) the record is lost, counted, and the stash still saved. */
+static __always_inline void hit(struct pt_regs *ctx, __u32 id, const struct probe_spec *spec,
+				struct uprobe_counters *c, const struct win_use *wu, struct scratch *sc)
+{
 	/* A copy on the stack, every slot faulting when there is none: no pointer that may be NULL
 	 * through the 24 inlined reads (the verifier would walk them twice). */
 	struct uprobe_stash stash = {.err = ~0u};
 	struct uprobe_event *e;
-	__u64 seq, pid_tgid;
+	__u32 nb, size;
+	__u64 seq;
 
-	if (!c)
-		return 0;
-	if (!spec) {
-		__sync_fetch_and_add(&c->no_spec, 1);
-		return 0;
-	}
 	if (spec->nstash && (spec->flags & UPROBE_SPEC_STASH_ONLY)) {
-		stash_save(ctx, spec, 0);
-		return 0;
+		stash_save(ctx, spec, 0, wu);
+		return;
+	}
+	/* Atomic even though per CPU: a uprobe program can be preempted by another task's hit. */
+	seq = __sync_fetch_and_add(&c->seq, 1);
+	if (!sc) {
+		__sync_fetch_and_add(&c->lost, 1);
+		/* The return probe still needs the stash: a lost entry record must not become a
+		 * fault (or worse) in the return record too. */
+		if (spec->nstash)
+			stash_save(ctx, spec, 0, wu);
+		return;
 	}
 	if (spec->reads_stash) {
 		struct uprobe_stash_key k = {};
@@ -304,42 +414,52 @@ int spectap_uprobe(struct pt_regs *ctx)
 		if (saved)
 			__builtin_memcpy(&stash, saved, sizeof(stash));
 	}
-	/* Atomic even though per CPU: a uprobe program can be preempted by another task's hit. */
-	seq = __sync_fetch_and_add(&c->seq, 1);
+	e = &sc->rec.ev;
+	fill(ctx, spec, e, spec->has_block ? sc->rec.block : 0, &stash, wu);
 	if (spec->has_block) {
-		struct uprobe_event_full *f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
-		if (!f) {
-			__sync_fetch_and_add(&c->lost, 1);
-			goto lost;
-		}
-		e = &f->ev;
-		e->size = sizeof(*f);
-		fill(ctx, spec, e, f->block, &stash);
+		nb = __builtin_popcount(spec->block_mask);
+		if (nb > UPROBE_MAX_READS)
+			nb = UPROBE_MAX_READS;
+		size = sizeof(sc->rec) - (UPROBE_MAX_READS - nb) * UPROBE_MAX_BLOCK;
+		stamp(e, id, seq, sizeof(struct uprobe_event_full), UPROBE_RING_PACKED);
+		sc->rec.block_mask = spec->block_mask;
+		sc->rec.reserved = 0;
 	} else {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			__sync_fetch_and_add(&c->lost, 1);
-			goto lost;
-		}
-		e->size = sizeof(*e);
-		fill(ctx, spec, e, 0, &stash);
+		size = sizeof(*e);
+		stamp(e, id, seq, sizeof(*e), 0);
 	}
 	if (spec->nstash)
-		stash_save(ctx, spec, e);
-	pid_tgid = bpf_get_current_pid_tgid();
-	e->probe_id = id;
-	e->cpu = bpf_get_smp_processor_id();
-	e->pid = pid_tgid >> 32;
-	e->tid = (__u32)pid_tgid;
-	e->ktime_ns = bpf_ktime_get_ns();
-	e->seq = seq;
-	e->reserved8 = 0;
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-	return 0;
-lost:
-	/* The return probe still needs the stash: a lost entry record must not become a fault
-	 * (or worse) in the return record too. */
-	if (spec->nstash)
-		stash_save(ctx, spec, 0);
+		stash_save(ctx, spec, e, wu);
+	if (bpf_ringbuf_output(&events, &sc->rec, size, BPF_RB_NO_WAKEUP))
+		__sync_fetch_and_add(&c->lost, 1);
+}
+
+SEC("uprobe")
+int spectap_uprobe(struct pt_regs *ctx)
+{
+	__u32 zero = 0, id = (__u32)bpf_get_attach_cookie(ctx);
+	struct uprobe_counters *c = bpf_map_lookup_elem(&counters, &zero);
+	const struct probe_spec *spec = bpf_map_lookup_elem(&spec_map, &id);
+	struct cpu_scratch *cs = bpf_map_lookup_elem(&scratch_map, &zero);
+	struct scratch *sc = 0;
+	struct win_use wu = {};
+	__u64 level;
+
+	if (!c || !cs)
+		return 0;
+	if (!spec) {
+		__sync_fetch_and_add(&c->no_spec, 1);
+		return 0;
+	}
+	level = __sync_fetch_and_add(&cs->busy, 1);
+	if (level < UPROBE_NEST) {
+		sc = &cs->level[level];
+		wu.w = sc;
+		read_windows(ctx, spec, sc, &wu);
+	} else {
+		wu.w = &cs->level[0]; /* never read: ok is 0 */
+	}
+	hit(ctx, id, spec, c, &wu, sc);
+	__sync_fetch_and_add(&cs->busy, -1);
 	return 0;
 }

@@ -16,6 +16,14 @@
 #define UPROBE_MAX_PROBES 4096 /* distinct probe ids (spec map entries) */
 #define UPROBE_MAX_STASH 4     /* values an entry probe saves for its function's return */
 #define UPROBE_MAX_STASHED 16384 /* (thread, stash id, frame) entries live at once (LRU) */
+#define UPROBE_MAX_WINDOWS 4      /* read windows per probe (struct uprobe_window) */
+#define UPROBE_WINDOW_BYTES 512   /* bytes of one read window, a power of two */
+/* The memory accesses of one read, each of which a window may serve: the stack slot (source
+ * UPROBE_SRC_STACK), each dereference, the final MEM read. */
+#define UPROBE_ACCESS_SLOT 0
+#define UPROBE_ACCESS_DEREF(k) (1 + (k))
+#define UPROBE_ACCESS_FINAL (1 + UPROBE_MAX_DEREFS)
+#define UPROBE_ACCESSES (2 + UPROBE_MAX_DEREFS)
 
 /* Read sources. Registers use the DWARF x86-64 register numbers (what DW_OP_reg<n> and
  * DW_OP_breg<n> name), so locations taken from debug info need no translation. */
@@ -77,6 +85,24 @@ struct uprobe_read {
 	__s32 src_off; /* UPROBE_SRC_STACK: offset from rsp; otherwise 0 */
 	__s32 deref_off[UPROBE_MAX_DEREFS];
 	__s32 off; /* MEM, BLOCK: offset of the final read; ARRAY: of the field in an element */
+	/* Set by the loader (uprobe_plan_windows), never by a spec's author: access a (an
+	 * UPROBE_ACCESS_*) takes its 8 bytes at pick[a] of window win[a] - 1 when win[a] > 0 and
+	 * that window was read at this hit; otherwise it reads user memory itself. */
+	__u8 win[UPROBE_ACCESSES];
+	__u8 block_slot; /* set by the loader: BLOCK, ARRAY: where its block is in a packed record */
+	__u16 pick[UPROBE_ACCESSES];
+};
+
+/* A read window, planned by the loader from a spec's reads: the len bytes at v + lo, where v is
+ * what the VALUE read at computes (a register or stack slot, then its dereferences), read in one
+ * bpf_probe_read_user at the start of a hit; the reads whose accesses fall inside it take them
+ * from there. One copy instead of one per field: on a virtualized guest a user read costs about
+ * 0.1 us, a dozen a record (bench/RESULTS.md). A window that faults serves nothing: every read
+ * then reads (and faults) on its own, as without windows. */
+struct uprobe_window {
+	struct uprobe_read at; /* kind VALUE, size 8; its own accesses may use earlier windows */
+	__s32 lo;
+	__u32 len; /* 1..UPROBE_WINDOW_BYTES */
 };
 
 #define UPROBE_SPEC_RETPROBE 0x1u /* attach at function return (uretprobe); registers at return */
@@ -98,6 +124,9 @@ struct probe_spec {
 	__u8 nstash;     /* 0..UPROBE_MAX_STASH reads to save; 0 in a spec that reads a stash */
 	__u8 reads_stash; /* set by the loader: 1 if any read's source is UPROBE_SRC_STASH */
 	struct uprobe_read reads[UPROBE_MAX_READS];
+	__u32 nwindows; /* set by the loader: 0..UPROBE_MAX_WINDOWS */
+	__u32 block_mask; /* set by the loader: bit i: read i is BLOCK or ARRAY */
+	struct uprobe_window windows[UPROBE_MAX_WINDOWS];
 };
 
 /* A saved stash, in the LRU hash map stash_map. */
@@ -132,6 +161,20 @@ struct uprobe_event {
 
 struct uprobe_event_full {
 	struct uprobe_event ev;
+	__u8 block[UPROBE_MAX_READS][UPROBE_MAX_BLOCK];
+};
+
+/* What the program writes to the ring for a probe with BLOCK or ARRAY reads: the record, then
+ * the blocks of those reads only, in read order (uprobe_read.block_slot); ev.size is
+ * sizeof(struct uprobe_event_full) and ev.reserved8 UPROBE_RING_PACKED. The loader expands it
+ * into a struct uprobe_event_full before any caller sees it. Why: under a virtualized MMU every
+ * ring page the program touches costs, and a full record's unused blocks were 87% of its bytes
+ * (bench/RESULTS.md). A hit that runs nested in another on its CPU writes the full record. */
+#define UPROBE_RING_PACKED 1
+struct uprobe_ring_packed {
+	struct uprobe_event ev;
+	__u32 block_mask; /* the spec's block_mask */
+	__u32 reserved;
 	__u8 block[UPROBE_MAX_READS][UPROBE_MAX_BLOCK];
 };
 

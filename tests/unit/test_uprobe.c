@@ -30,6 +30,9 @@ enum { P_STEP = 1, P_MANY = 2, P_RET = 3, P_CHAIN = 4, P_GATHER = 5, P_WIDE = 6 
 static const char *target;
 static unsigned long skipped;
 static bool bpf_usable;
+/* Loader options of the value tests: run with the read windows the loader plans, then without,
+ * and every value must be the same. */
+static struct uprobe_loader_opts value_opts;
 
 /* ---- specs ---------------------------------------------------------------------------------- */
 
@@ -568,7 +571,7 @@ static void test_values_and_sequences(void)
 
 	if (!need_bpf(__func__) || !sn)
 		goto cleanup;
-	CHECKF(uprobe_loader_open(&l, NULL, err, sizeof(err)) == 0, "%s", err);
+	CHECKF(uprobe_loader_open(&l, &value_opts, err, sizeof(err)) == 0, "%s", err);
 	if (!l)
 		goto cleanup;
 	pid = spawn_held(&go, CALLS);
@@ -612,7 +615,7 @@ static void test_arrays_and_wide(void)
 
 	if (!need_bpf(__func__) || !sn)
 		goto cleanup;
-	CHECKF(uprobe_loader_open(&l, NULL, err, sizeof(err)) == 0, "%s", err);
+	CHECKF(uprobe_loader_open(&l, &value_opts, err, sizeof(err)) == 0, "%s", err);
 	if (!l)
 		goto cleanup;
 	pid = spawn_held(&go, CALLS);
@@ -868,6 +871,9 @@ static void test_attach_errors(void)
 	}
 }
 
+static void test_values_without_windows(void) { test_values_and_sequences(); }
+static void test_arrays_without_windows(void) { test_arrays_and_wide(); }
+
 int main(int argc, char **argv)
 {
 	struct uprobe_loader *l = NULL;
@@ -888,6 +894,9 @@ int main(int argc, char **argv)
 
 	RUN(test_values_and_sequences);
 	RUN(test_arrays_and_wide);
+	value_opts.no_read_windows = true;
+	RUN(test_values_without_windows);
+	RUN(test_arrays_without_windows);
 	RUN(test_forced_loss);
 	RUN(test_attach_errors);
 	if (skipped)
