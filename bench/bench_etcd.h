@@ -14,7 +14,7 @@
 #include "probes.h"
 #include "uprobe_loader.h"
 
-#define BENCH_RINGBUF (64u << 20) /* what spectap record etcd uses */
+#define BENCH_RINGBUF (8u << 20) /* what spectap record etcd uses */
 #define BENCH_MAX_THREADS 8
 
 struct bench_opts {

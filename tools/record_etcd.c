@@ -144,7 +144,9 @@ static int record(struct cli *c, const struct rec_opts *o)
 		return cli_fail(c, "scenario %s drives puts with putload, which is not at %s: build it with `make` or "
 			       "name it with --putload", o->com.scenario, putload ? putload : "tools/putload beside spectap");
 	sup_install_interrupt();
-	struct uprobe_loader_opts lo = { .ringbuf_bytes = 64u << 20 };
+	/* 8 MiB: about a second of etcd's records at full load (packed records, about 300 bytes);
+	 * a larger ring costs every probe hit more on a virtualized guest (bench/RESULTS.md). */
+	struct uprobe_loader_opts lo = { .ringbuf_bytes = 8u << 20 };
 	if (uprobe_loader_open(&l, &lo, err, sizeof(err)))
 		return cli_fail(c, "%s", err);
 	struct etcd_probe_sites ps;
