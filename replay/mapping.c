@@ -379,8 +379,22 @@ static int report_branch(struct mapping *m, spt_val *evv, struct check_error *er
 	int rc = call(m, m->branch, &evv, &b, err);
 	if (rc)
 		return rc;
+	if (b->kind == SPT_SET) { /* an event that shows several branches */
+		for (uint32_t i = 0; i < b->n; i++) {
+			spt_val *e = b->u.elems[i];
+			if (e->kind != SPT_STR) {
+				snprintf(err->msg, sizeof(err->msg), "Branch must give branch names; its set holds %s",
+					 ev_show(&m->in->ev, e));
+				return -EINVAL;
+			}
+			if (e->n && (rc = m->on_branch(m->branch_arg, e->u.s)))
+				return rc;
+		}
+		return 0;
+	}
 	if (b->kind != SPT_STR) {
-		snprintf(err->msg, sizeof(err->msg), "Branch must give a branch name or \"\", not %s", ev_show(&m->in->ev, b));
+		snprintf(err->msg, sizeof(err->msg), "Branch must give a branch name, a set of them or \"\", not %s",
+			 ev_show(&m->in->ev, b));
 		return -EINVAL;
 	}
 	return b->n ? m->on_branch(m->branch_arg, b->u.s) : 0;

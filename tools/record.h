@@ -55,8 +55,8 @@ void record_pass_flush(const struct record_common *rc, const char **pass, size_t
  * min_nodes..max_nodes. */
 int record_common_opt(struct cli *c, int opt, const char *arg, struct record_common *rc, unsigned min_nodes,
 		      unsigned max_nodes);
-/* After getopt: the system's name first and nothing after it, a known scenario. CLI_OK or
- * CLI_USAGE (reported). */
+/* After getopt: the system's name first and nothing after it, a known scenario (or a
+ * comma-separated list of known ones, for --until-covered). CLI_OK or CLI_USAGE (reported). */
 int record_common_check(struct cli *c, int argc, char **argv, const char *system, const struct record_common *rc,
 			bool (*known)(const char *scenario), const char *scenarios);
 
@@ -71,6 +71,11 @@ struct collect;
 struct collect_table;
 struct uprobe_loader;
 struct collect_shape;
+/* The first name of the comma-separated list that known(ctx, name) does not know, copied into
+ * bad (n bytes); NULL when every one is known. */
+const char *record_scenario_unknown(const char *list, bool (*known)(const void *ctx, const char *name),
+				    const void *ctx, char *bad, size_t n);
+
 int record_capture_open(struct cli *c, const struct record_common *rc, const char *system, const char *version,
 			const char *node_prefix, struct uprobe_loader *l, const struct collect_table *table,
 			int (*shape)(void *ctx, struct collect_shape *s), int (*shape_end)(void *ctx, struct collect_shape *s),

@@ -98,6 +98,13 @@ void record_pass_flush(const struct record_common *rc, const char **pass, size_t
 	}
 }
 
+/* record_common_check's known(scenario), called through record_scenario_unknown. */
+static bool known_plain(const void *ctx, const char *name)
+{
+	bool (*const *known)(const char *) = ctx;
+	return (*known)(name);
+}
+
 int record_common_check(struct cli *c, int argc, char **argv, const char *system, const struct record_common *rc,
 			bool (*known)(const char *scenario), const char *scenarios)
 {
@@ -107,9 +114,24 @@ int record_common_check(struct cli *c, int argc, char **argv, const char *system
 		return cli_usage_error(c, "unexpected argument '%s'", argv[optind + 1]);
 	if (!rc->scenario)
 		return cli_usage_error(c, "--scenario is required (%s)", scenarios);
-	if (!known(rc->scenario))
-		return cli_usage_error(c, "unknown scenario '%s' (known: %s)", rc->scenario, scenarios);
+	char bad[128];
+	if (record_scenario_unknown(rc->scenario, known_plain, (const void *)&known, bad, sizeof(bad)))
+		return cli_usage_error(c, "unknown scenario '%s' (known: %s)", bad, scenarios);
 	return CLI_OK;
+}
+
+const char *record_scenario_unknown(const char *list, bool (*known)(const void *ctx, const char *name),
+				    const void *ctx, char *bad, size_t n)
+{
+	for (const char *p = list;; p++) {
+		size_t len = strcspn(p, ",");
+		snprintf(bad, n, "%.*s", (int)len, p);
+		if (!known(ctx, bad))
+			return bad;
+		p += len;
+		if (!*p)
+			return NULL;
+	}
 }
 
 int record_capture_open(struct cli *c, const struct record_common *rc, const char *system, const char *version,

@@ -43,11 +43,8 @@ static const char usage_head[] =
 	"  --keep DIR       keep the nodes' directory (configuration, data, logs) as DIR\n"
 	"  --no-probes      run the scenario without probes and write no trace: the load's\n"
 	"                   figures with nothing attached (a baseline; no -o)\n"
-	"  --until-covered [--map M.tla --spec S.tla [--cfg C]] [--min N] [--budget SECONDS]\n"
-	"                   runs the scenario with seeds S, S+1, ... (one trace each in the directory\n"
-	"                   -o names, with manifest.json) until every branch the mapping lists\n"
-	"                   (Branches) has N events (default 1), or the budget (default 600 s) is\n"
-	"                   spent; the mapping and spec default to the description's (spec:)\n"
+	CORPUS_HELP("[--map M.tla --spec S.tla [--cfg C]]")
+	"                   (the mapping and spec default to the description's, spec:)\n"
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"
@@ -58,9 +55,8 @@ struct rec {
 	struct cli *c;
 	struct record_common com;
 	const char *binary, *keep;
-	bool until_covered, no_probes;
-	const char *map, *spec, *cfg;
-	uint64_t min, budget_s;
+	bool no_probes;
+	struct corpus_args cov; /* --until-covered */
 	struct desc d;
 	struct collect *col;
 	uint64_t t0_ms;
@@ -402,37 +398,30 @@ out:
 	return rc;
 }
 
-/* --until-covered: the corpus loop runs this command once per seed, with these options. */
+/* --until-covered: the corpus loop runs this command once per seed, with these options; the
+ * mapping, spec and cfg default to the description's. */
 static int until_covered(struct rec *r, const char *system)
 {
-	char map[PATH_MAX], spec[PATH_MAX], cfg[PATH_MAX], nodes[16], flush[2][24];
+	char map[PATH_MAX], spec[PATH_MAX], cfg[PATH_MAX];
 	const struct desc *d = &r->d;
-	const char *pass[16];
-	size_t n = 0;
-	if (!r->map && d->map)
-		snprintf(map, sizeof(map), "%s/%s", d->dir, d->map), r->map = map;
-	if (!r->spec && d->spec)
-		snprintf(spec, sizeof(spec), "%s/%s", d->dir, d->spec), r->spec = spec;
-	if (!r->cfg && d->cfg)
-		snprintf(cfg, sizeof(cfg), "%s/%s", d->dir, d->cfg), r->cfg = cfg;
-	if (!r->map || !r->spec)
+	const char *extra[3] = { NULL };
+	if (d->map)
+		snprintf(map, sizeof(map), "%s/%s", d->dir, d->map);
+	if (d->spec)
+		snprintf(spec, sizeof(spec), "%s/%s", d->dir, d->spec);
+	if (d->cfg)
+		snprintf(cfg, sizeof(cfg), "%s/%s", d->dir, d->cfg);
+	if (!(r->cov.map ? r->cov.map : d->map) || !(r->cov.spec ? r->cov.spec : d->spec))
 		return cli_usage_error(r->c, "--until-covered needs --map M.tla and --spec S.tla (%s names none)", d->path);
-	snprintf(nodes, sizeof(nodes), "%u", r->com.nodes);
-	pass[n++] = "--nodes";
-	pass[n++] = nodes;
 	if (r->binary) {
-		pass[n++] = "--binary";
-		pass[n++] = r->binary;
+		extra[0] = "--binary";
+		extra[1] = r->binary;
 	}
-	if (r->com.allow_loss)
-		pass[n++] = "--allow-loss";
-	record_pass_flush(&r->com, pass, &n, flush);
-	pass[n] = NULL;
-	struct corpus_opts co = { .system = system, .scenario = r->com.scenario, .map = r->map, .spec = r->spec,
-				  .cfg = r->cfg, .dir = r->com.out, .seed = r->com.seed, .min = r->min ? r->min : 1,
-				  .budget_s = (unsigned)(r->budget_s ? r->budget_s : 600), .pass = pass };
-	return record_until_covered(r->c, &co);
+	return corpus_run(r->c, &r->com, system, &r->cov, d->map ? map : NULL, d->spec ? spec : NULL,
+			  d->cfg ? cfg : NULL, extra);
 }
+
+static bool desc_knows(const void *d, const char *name) { return desc_scenario(d, name) != NULL; }
 
 int record_described(int argc, char **argv)
 {
@@ -441,10 +430,7 @@ int record_described(int argc, char **argv)
 	struct rec r = { .c = &c, .com = { .seed = 1 }, .t0_ms = sup_now_ms() };
 	static const struct option longopts[] = {
 		RECORD_COMMON_LONGOPTS, { "binary", required_argument, NULL, 'B' }, { "keep", required_argument, NULL, 'K' },
-		{ "until-covered", no_argument, NULL, 'U' }, { "map", required_argument, NULL, 'M' },
-		{ "spec", required_argument, NULL, 'P' }, { "cfg", required_argument, NULL, 'C' },
-		{ "min", required_argument, NULL, 'm' }, { "budget", required_argument, NULL, 'b' },
-		{ "no-probes", no_argument, NULL, 'N' },
+		CORPUS_LONGOPTS, { "no-probes", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *system = argv[1]; /* getopt_long moves it behind the options */
@@ -457,7 +443,9 @@ int record_described(int argc, char **argv)
 	int opt, k, rc;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		if ((k = record_common_opt(&c, opt, optarg, &r.com, r.d.nodes_min,
-					   r.d.nodes_max < HCLUSTER_MAX_NODES ? r.d.nodes_max : HCLUSTER_MAX_NODES)) < 0) {
+					   r.d.nodes_max < HCLUSTER_MAX_NODES ? r.d.nodes_max : HCLUSTER_MAX_NODES)) == 0)
+			k = corpus_opt(&c, opt, optarg, &r.cov);
+		if (k < 0) {
 			desc_free(&r.d);
 			return CLI_USAGE;
 		}
@@ -466,18 +454,7 @@ int record_described(int argc, char **argv)
 		switch (opt) {
 		case 'B': r.binary = optarg; break;
 		case 'K': r.keep = optarg; break;
-		case 'U': r.until_covered = true; break;
 		case 'N': r.no_probes = true; break;
-		case 'M': r.map = optarg; break;
-		case 'P': r.spec = optarg; break;
-		case 'C': r.cfg = optarg; break;
-		case 'm':
-		case 'b':
-			if (!cli_parse_u64(&c, opt == 'm' ? "--min" : "--budget", optarg, opt == 'm' ? &r.min : &r.budget_s)) {
-				desc_free(&r.d);
-				return CLI_USAGE;
-			}
-			break;
 		case 'h': {
 			char names[512];
 			desc_scenario_names(&r.d, names, sizeof(names));
@@ -491,7 +468,7 @@ int record_described(int argc, char **argv)
 			return cli_other_opt(&c, opt, argv);
 		}
 	}
-	char names[512];
+	char names[512], bad[128];
 	desc_scenario_names(&r.d, names, sizeof(names));
 	if (optind >= argc || strcmp(argv[optind], system))
 		rc = cli_usage_error(&c, "spectap record %s: the system must come first", system);
@@ -499,21 +476,20 @@ int record_described(int argc, char **argv)
 		rc = cli_usage_error(&c, "unexpected argument '%s'", argv[optind + 1]);
 	else if (!r.com.scenario)
 		rc = cli_usage_error(&c, "--scenario is required (%s)", names);
-	else if (!desc_scenario(&r.d, r.com.scenario))
-		rc = cli_usage_error(&c, "unknown scenario '%s' of %s (known: %s)", r.com.scenario, r.d.name, names);
-	else if (r.no_probes && (r.com.out || r.until_covered))
+	else if (record_scenario_unknown(r.com.scenario, desc_knows, &r.d, bad, sizeof(bad)))
+		rc = cli_usage_error(&c, "unknown scenario '%s' of %s (known: %s)", bad, r.d.name, names);
+	else if (r.no_probes && (r.com.out || r.cov.until_covered))
 		rc = cli_usage_error(&c, "--no-probes writes no trace: no -o, no --until-covered");
 	else if (r.no_probes)
 		rc = dry_run(&r);
 	else if (!r.d.nprobes)
 		rc = cli_usage_error(&c, "%s describes no probes: run its scenarios with --no-probes", r.d.path);
+	else if ((rc = corpus_check(&c, &r.com, &r.cov)))
+		;
 	else if (!r.com.out)
-		rc = cli_usage_error(&c, r.until_covered ? "-o DIR (the corpus directory) is required"
-							 : "-o OUT.spt is required");
-	else if (r.until_covered)
+		rc = cli_usage_error(&c, "-o OUT.spt is required");
+	else if (r.cov.until_covered)
 		rc = until_covered(&r, system);
-	else if (r.map || r.spec || r.cfg || r.min || r.budget_s)
-		rc = cli_usage_error(&c, "--map, --spec, --cfg, --min and --budget go with --until-covered");
 	else
 		rc = record(&r);
 	desc_free(&r.d);

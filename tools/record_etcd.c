@@ -11,6 +11,7 @@
 #include "cluster.h"
 #include "collect.h"
 #include "record.h"
+#include "record_corpus.h"
 #include "probes.h"
 #include "scenario.h"
 #include "shape.h"
@@ -52,6 +53,10 @@ static const char usage[] =
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"
+	CORPUS_HELP("--map M.tla --spec S.tla [--cfg C]")
+	"                   (systems/etcd/spec: EtcdBenchMap.tla lists the actions and the vote\n"
+	"                   and append answers, rejections included)\n"
+	"\n"
 	"partition and random run the members in network namespaces (10.231.k.0/24 on a bridge)\n"
 	"instead of on 127.0.0.1, so that a member can be cut off.\n"
 	"\n"
@@ -64,7 +69,29 @@ struct rec_opts {
 	const char *etcd, *putload, *acked;
 	unsigned puts;
 	bool verify;
+	struct corpus_args cov; /* --until-covered */
 };
+
+/* --until-covered: the corpus loop runs this command once per seed, with these options. */
+static int until_covered(struct cli *c, const struct rec_opts *o)
+{
+	const char *extra[7];
+	char puts[16];
+	size_t n = 0;
+	if (o->puts) {
+		snprintf(puts, sizeof(puts), "%u", o->puts);
+		extra[n++] = "--puts";
+		extra[n++] = puts;
+	}
+	extra[n++] = "--etcd";
+	extra[n++] = o->etcd;
+	if (o->putload) {
+		extra[n++] = "--putload";
+		extra[n++] = o->putload;
+	}
+	extra[n] = NULL;
+	return corpus_run(c, &o->com, "etcd", &o->cov, NULL, NULL, NULL, extra);
+}
 
 struct session {
 	struct cli *c;
@@ -319,12 +346,14 @@ int record_etcd(int argc, char **argv)
 		RECORD_COMMON_LONGOPTS, RECORD_LOG_TERMS_LONGOPT,
 		{ "etcd", required_argument, NULL, 'E' }, { "putload", required_argument, NULL, 'P' },
 		{ "acked", required_argument, NULL, 'A' }, { "puts", required_argument, NULL, 'N' },
-		{ "verify-steps", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "verify-steps", no_argument, NULL, 'V' }, CORPUS_LONGOPTS, { NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt, k;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
-		if ((k = record_common_opt(&c, opt, optarg, &o.com, 3, ETCD_MAX_MEMBERS)) < 0)
+		if ((k = record_common_opt(&c, opt, optarg, &o.com, 3, ETCD_MAX_MEMBERS)) == 0)
+			k = corpus_opt(&c, opt, optarg, &o.cov);
+		if (k < 0)
 			return CLI_USAGE;
 		if (k)
 			continue;
@@ -347,7 +376,14 @@ int record_etcd(int argc, char **argv)
 	}
 	if ((k = record_common_check(&c, argc, argv, "etcd", &o.com, etcd_scenario_known, ETCD_SCENARIOS)))
 		return k;
+	if ((k = corpus_check(&c, &o.com, &o.cov)))
+		return k;
 	if (!o.com.out)
 		return cli_usage_error(&c, "-o OUT.spt is required");
+	if (o.cov.until_covered) {
+		if (o.verify || o.acked)
+			return cli_usage_error(&c, "--verify-steps and --acked are for one run, not --until-covered");
+		return until_covered(&c, &o);
+	}
 	return record(&c, &o);
 }

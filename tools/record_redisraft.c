@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "collect.h"
 #include "record.h"
+#include "record_corpus.h"
 #include "rr_cluster.h"
 #include "rr_probes.h"
 #include "rr_scenario.h"
@@ -43,13 +44,29 @@ static const char usage[] =
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"
+	CORPUS_HELP("--map M.tla --spec S.tla [--cfg C]")
+	"                   (systems/redisraft/spec: RrBenchMap.tla lists the steps and the vote\n"
+	"                   and append answers, refusals included)\n"
+	"\n"
 	"Exit status: 0 done, 1 failed, events lost (without --allow-loss) or the trace disagrees\n"
 	"with INFO raft at the end, 2 usage, 128+N interrupted by signal N.\n";
 
 struct rec_opts {
 	struct record_common com;
 	const char *module, *redis_server;
+	struct corpus_args cov; /* --until-covered */
 };
+
+/* --until-covered: the corpus loop runs this command once per seed, with these options. */
+static int until_covered(struct cli *c, const struct rec_opts *o)
+{
+	const char *extra[5] = { "--module", o->module, NULL };
+	if (o->redis_server) {
+		extra[2] = "--redis-server";
+		extra[3] = o->redis_server;
+	}
+	return corpus_run(c, &o->com, "redisraft", &o->cov, NULL, NULL, NULL, extra);
+}
 
 struct session {
 	struct cli *c;
@@ -272,13 +289,15 @@ int record_redisraft(int argc, char **argv)
 	static const struct option longopts[] = {
 		RECORD_COMMON_LONGOPTS, RECORD_LOG_TERMS_LONGOPT,
 		{ "module", required_argument, NULL, 'M' }, { "redis-server", required_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
+		CORPUS_LONGOPTS, { NULL, 0, NULL, 0 },
 	};
 	int opt, k;
 
 	cli_begin(&c, argc, argv);
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
-		if ((k = record_common_opt(&c, opt, optarg, &o.com, 3, RR_MAX_NODES)) < 0)
+		if ((k = record_common_opt(&c, opt, optarg, &o.com, 3, RR_MAX_NODES)) == 0)
+			k = corpus_opt(&c, opt, optarg, &o.cov);
+		if (k < 0)
 			return CLI_USAGE;
 		if (k)
 			continue;
@@ -295,7 +314,11 @@ int record_redisraft(int argc, char **argv)
 					   "SPECTAP_REDISRAFT_MODULE");
 	if (access(o.module, R_OK))
 		return cli_usage_error(&c, "--module %s: %s", o.module, strerror(errno));
+	if ((k = corpus_check(&c, &o.com, &o.cov)))
+		return k;
 	if (!o.com.out)
 		return cli_usage_error(&c, "-o OUT.spt is required");
+	if (o.cov.until_covered)
+		return until_covered(&c, &o);
 	return record(&c, &o);
 }

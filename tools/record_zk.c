@@ -41,11 +41,7 @@ static const char usage[] =
 	"  --json           print the summary as JSON\n"
 	"  -h, --help       this text\n"
 	"\n"
-	"  --until-covered --map M.tla --spec S.tla [--cfg C] [--min N] [--budget SECONDS]\n"
-	"                   run the scenario with seeds S, S+1, ... (one trace each, -o names a\n"
-	"                   directory: SCENARIO-SEED.spt, its --json summary, manifest.json) until\n"
-	"                   every branch the mapping lists (Branches) has N events (default 1), or\n"
-	"                   no run may start after SECONDS (default 600); see spectap stat --coverage\n"
+	CORPUS_HELP("--map M.tla --spec S.tla [--cfg C]")
 	"\n"
 	"The ensemble runs with tickTime 1000 ms, initLimit 10, syncLimit 5.\n"
 	"\n"
@@ -59,41 +55,26 @@ struct rec_opts {
 	struct record_common com;
 	const char *agent, *java;
 	enum emit_via via;
-	/* --until-covered */
-	bool until_covered;
-	const char *map, *spec, *cfg;
-	uint64_t min, budget_s;
+	struct corpus_args cov; /* --until-covered */
 };
 
 /* --until-covered: the corpus loop runs this command once per seed, with these options. */
 static int until_covered(struct cli *c, const struct rec_opts *o)
 {
-	if (!o->map || !o->spec)
-		return cli_usage_error(c, "--until-covered needs --map M.tla and --spec S.tla");
-	char nodes[16], flush[2][24];
-	const char *pass[16];
+	const char *extra[8];
 	size_t n = 0;
-	snprintf(nodes, sizeof(nodes), "%u", o->com.nodes);
-	pass[n++] = "--nodes";
-	pass[n++] = nodes;
-	pass[n++] = "--via";
-	pass[n++] = emit_via_name(o->via);
+	extra[n++] = "--via";
+	extra[n++] = emit_via_name(o->via);
 	if (o->agent) {
-		pass[n++] = "--agent";
-		pass[n++] = o->agent;
+		extra[n++] = "--agent";
+		extra[n++] = o->agent;
 	}
 	if (o->java) {
-		pass[n++] = "--java";
-		pass[n++] = o->java;
+		extra[n++] = "--java";
+		extra[n++] = o->java;
 	}
-	if (o->com.allow_loss)
-		pass[n++] = "--allow-loss";
-	record_pass_flush(&o->com, pass, &n, flush);
-	pass[n] = NULL;
-	struct corpus_opts co = { .system = "zookeeper", .scenario = o->com.scenario, .map = o->map, .spec = o->spec,
-				  .cfg = o->cfg, .dir = o->com.out, .seed = o->com.seed, .min = o->min,
-				  .budget_s = (unsigned)o->budget_s, .pass = pass };
-	return record_until_covered(c, &co);
+	extra[n] = NULL;
+	return corpus_run(c, &o->com, "zookeeper", &o->cov, NULL, NULL, NULL, extra);
 }
 
 /* A server's last state in the trace, and the leader of its last election's vote. */
@@ -370,19 +351,19 @@ out:
 int record_zookeeper(int argc, char **argv)
 {
 	struct cli c = { .cmd = "record", .usage = usage };
-	struct rec_opts o = { .com = { .nodes = 3, .seed = 1 }, .min = 1, .budget_s = 600 };
+	struct rec_opts o = { .com = { .nodes = 3, .seed = 1 } };
 	static const struct option longopts[] = {
 		RECORD_COMMON_LONGOPTS,
 		{ "via", required_argument, NULL, 'V' },      { "agent", required_argument, NULL, 'A' },
-		{ "java", required_argument, NULL, 'J' },     { "until-covered", no_argument, NULL, 'U' },
-		{ "map", required_argument, NULL, 'M' },      { "spec", required_argument, NULL, 'X' },
-		{ "cfg", required_argument, NULL, 'F' },      { "min", required_argument, NULL, 'N' },
-		{ "budget", required_argument, NULL, 'B' },   { NULL, 0, NULL, 0 },
+		{ "java", required_argument, NULL, 'J' },     CORPUS_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
 	};
 	cli_begin(&c, argc, argv);
 	int opt, k;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
-		if ((k = record_common_opt(&c, opt, optarg, &o.com, 1, ZK_MAX_SERVERS)) < 0)
+		if ((k = record_common_opt(&c, opt, optarg, &o.com, 1, ZK_MAX_SERVERS)) == 0)
+			k = corpus_opt(&c, opt, optarg, &o.cov);
+		if (k < 0)
 			return CLI_USAGE;
 		if (k)
 			continue;
@@ -397,20 +378,6 @@ int record_zookeeper(int argc, char **argv)
 			break;
 		case 'A': o.agent = optarg; break;
 		case 'J': o.java = optarg; break;
-		case 'U': o.until_covered = true; break;
-		case 'M': o.map = optarg; break;
-		case 'X': o.spec = optarg; break;
-		case 'F': o.cfg = optarg; break;
-		case 'N':
-			if (!cli_parse_u64(&c, "--min", optarg, &o.min))
-				return CLI_USAGE;
-			break;
-		case 'B':
-			if (!cli_parse_u64(&c, "--budget", optarg, &o.budget_s))
-				return CLI_USAGE;
-			if (o.budget_s < 1 || o.budget_s > 86400)
-				return cli_usage_error(&c, "--budget: %" PRIu64 " is not in 1..86400 seconds", o.budget_s);
-			break;
 		default: return cli_other_opt(&c, opt, argv);
 		}
 	}
@@ -418,12 +385,11 @@ int record_zookeeper(int argc, char **argv)
 		return k;
 	if (o.com.nodes < 2 && strcmp(o.com.scenario, "initial-election"))
 		return cli_usage_error(&c, "scenario %s needs at least 2 servers", o.com.scenario);
+	if ((k = corpus_check(&c, &o.com, &o.cov)))
+		return k;
 	if (!o.com.out)
-		return cli_usage_error(&c, o.until_covered ? "-o DIR (the corpus directory) is required"
-						      : "-o OUT.spt is required");
-	if (o.until_covered)
+		return cli_usage_error(&c, "-o OUT.spt is required");
+	if (o.cov.until_covered)
 		return until_covered(&c, &o);
-	if (o.map || o.spec || o.cfg)
-		return cli_usage_error(&c, "--map, --spec and --cfg go with --until-covered");
 	return record(&c, &o);
 }

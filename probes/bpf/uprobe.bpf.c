@@ -134,7 +134,8 @@ static __always_inline __u64 reg_value(const struct pt_regs *regs, const struct 
 			*fault = 1;
 		return v;
 	case UPROBE_SRC_STASH:
-		if ((__u32)src_off >= UPROBE_MAX_STASH || ((stash->err >> (src_off & 31)) & 1)) {
+		/* No stash: a window's base (the loader plans none from a stash). */
+		if (!stash || (__u32)src_off >= UPROBE_MAX_STASH || ((stash->err >> (src_off & 31)) & 1)) {
 			*fault = 1;
 			return 0;
 		}
@@ -354,7 +355,6 @@ static __always_inline void read_windows(const struct pt_regs *regs, const struc
 
 		if ((__u32)k >= spec->nwindows)
 			break;
-		/* No window reads a stash (the loader plans none): the stash pointer is unused. */
 		if (len == 0 || len > UPROBE_WINDOW_BYTES || base_value(regs, &win->at, 0, wu, &v))
 			continue;
 		v += (__s64)win->lo;

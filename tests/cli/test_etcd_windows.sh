@@ -133,4 +133,28 @@ if [ -s "$T/stale.ndjson" ]; then
 else
 	echo "  SKIP: no granted vote in the leader-kill trace to make stale"
 fi
+
+# Coverage through the mapping's Branch (record etcd --until-covered counts the same): the step
+# actions and the answers; a vote answer is also its step's first event, so Branch gives both.
+run_status 0 "$T/cov.json" "$T/e" "$SPECTAP" stat --coverage --map "$MAP" --spec "$SPEC" "$T/$s.spt" --json
+check_eq "coverage: twelve listed branches" 12 "$(jq '.listed | length' "$T/cov.json")"
+check_eq "coverage: a leader-kill has a vote request, a granted vote and an accepted append" "true" \
+	"$(jq '.branches.HandleVoteRequest > 0 and .branches.VoteGranted > 0 and .branches.AppendAccepted > 0' "$T/cov.json")"
+# A Branch may name several branches of one event (a set), each counted; a set must hold names.
+mkdir -p "$T/set"
+sed '/^Branch(ev) ==/,$d' "$MAP" >"$T/set/EtcdBenchMap.tla"
+printf '%s\n' 'Branch(ev) == IF WindowStart(ev) = "ClientProposal" THEN {"P1", "P2"} ELSE ""' \
+	'Branches == {"P1", "P2"}' '====' >>"$T/set/EtcdBenchMap.tla"
+run_status 0 "$T/set.json" "$T/e" "$SPECTAP" stat --coverage --map "$T/set/EtcdBenchMap.tla" --spec "$SPEC" "$T/$s.spt" --json
+check_eq "coverage: a set-valued Branch counts each of its names" \
+	"$(jq '[.windows.ClientProposal, .windows.ClientProposal]' "$T/cov.json" | jq -c .)" \
+	"$(jq -c '[.branches.P1, .branches.P2]' "$T/set.json")"
+sed -i '/^Branch(ev)/s/{"P1", "P2"}/{"P1", 2}/' "$T/set/EtcdBenchMap.tla"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" stat --coverage --map "$T/set/EtcdBenchMap.tla" --spec "$SPEC" "$T/$s.spt"
+check_contains "coverage: a set of Branch with a non-name is an error naming it" "$T/e" "its set holds 2"
+# A step the capture saw whole has one answer; one whose member was killed may have none.
+check_eq "coverage: no more vote answers than vote requests handled" "true" \
+	"$(jq '.branches.VoteGranted + .branches.VoteRejected <= .branches.HandleVoteRequest' "$T/cov.json")"
+check_eq "coverage: no more append answers than appends handled" "true" \
+	"$(jq '.branches.AppendAccepted + .branches.AppendRejected <= .branches.HandleAppendEntries' "$T/cov.json")"
 finish

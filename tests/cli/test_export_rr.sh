@@ -139,4 +139,16 @@ check_eq "ZooKeeper still in its dialect" '["event","step","node","subnode","dat
 "$SPECTAP" import --from etcd-ndjson "$SAMPLE" -o "$T/c.spt" >/dev/null
 check_eq "etcd still generic" '["name","nid","state","msg"] 1' \
 	"$("$SPECTAP" export --to sysmobench "$T/c.spt" 2>/dev/null | sed -n 6p | jq -c '.event | keys_unsorted') $("$SPECTAP" export --to sysmobench "$T/c.spt" 2>/dev/null | head -n 1 | jq -r '.config.servers[0]')"
+
+# Coverage through RrBenchMap's Branch (record redisraft --until-covered counts the same): each
+# answer a node sends, by what it answered; the fixture's steps predate stepBegin, so of the
+# step actions only the election timeout (a Timeout event) shows.
+run_status 0 "$T/cov.json" "$T/e" "$SPECTAP" stat --coverage --map systems/redisraft/spec/RrBenchMap.tla \
+	--spec systems/redisraft/spec/RedisRaft.tla "$T/r.spt" --json
+check_eq "coverage: granted votes and accepted appends as sent" \
+	"$(jq -s -c '[([.[] | select(.event.kind == "SendRequestVoteResponse" and .event.msg.fields.voteGranted)] | length),
+		([.[] | select(.event.kind == "SendAppendEntriesResponse" and .event.msg.fields.success)] | length), 1]' "$RR")" \
+	"$(jq -c '[.branches.VoteGranted, .branches.AppendAccepted, .branches.ElectionTimeout]' "$T/cov.json")"
+check_eq "coverage: the refusals are listed, not seen" '["AppendRejected","VoteRejected"]' \
+	"$(jq -c '[.missing[] | select(test("Rejected"))]' "$T/cov.json")"
 finish

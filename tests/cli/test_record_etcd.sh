@@ -9,6 +9,18 @@ run_status 2 "$T/o" "$T/e" "$SPECTAP" record cassandra --scenario initial-electi
 check_contains "a system with neither a recorder nor a description says where it looked" "$T/e" "no description of a system named 'cassandra': looked for"
 run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario leader-kill --nodes 2 -o "$T/x.spt"
 check_contains "too few members" "$T/e" "--nodes: 2 is not in 3..9"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario random --until-covered -o "$T/corpus"
+check_contains "--until-covered needs a mapping and a spec" "$T/e" "--until-covered needs --map M.tla and --spec S.tla"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario random --min 5 -o "$T/x.spt"
+check_contains "--min only with --until-covered" "$T/e" "go with --until-covered"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario random --until-covered --map M --spec S \
+	--verify-steps -o "$T/corpus"
+check_contains "--verify-steps is for one run" "$T/e" "not --until-covered"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario initial-election,leader-kill -o "$T/x.spt"
+check_contains "a list of scenarios only with --until-covered" "$T/e" "a list of scenarios goes with --until-covered"
+run_status 2 "$T/o" "$T/e" "$SPECTAP" record etcd --scenario initial-election,leader-kil --until-covered --map M \
+	--spec S -o "$T/corpus"
+check_contains "an unknown scenario in the list is named" "$T/e" "unknown scenario 'leader-kil'"
 if [ "$(id -u)" != 0 ] || [ ! -x /usr/bin/etcd ]; then
 	echo "SKIP: recording needs root and /usr/bin/etcd"
 	finish
@@ -48,6 +60,33 @@ for sc in initial-election steady-writes leader-kill follower-pause leader-resta
 	check_eq "$sc: the members' committed log prefixes agree" 1 "$(cat "$T/lm")"
 	check_eq "$sc: every entry term known" 0 "$(jq .unknown_log_terms "$T/$sc.json")"
 done
+# --until-covered: seeded runs until EtcdBenchMap's branches (here two, so that one run covers
+# them) have events; a corpus directory with its manifest.
+sed 's/^Branches == .*/Branches == {"ElectionTimeout", "VoteGranted"}/; /^ *"HandleAppendEntries", "HandleAppendResponse"/d; /^ *"HandleHeartbeatResponse", "VoteGranted"/d; /^ *"AppendRejected"}/d' \
+	systems/etcd/spec/EtcdBenchMap.tla >"$T/EtcdBenchMap.tla"
+run_status 0 "$T/uc.out" "$T/uc.err" "$SPECTAP" record etcd --scenario initial-election --seed 7 --until-covered \
+	--map "$T/EtcdBenchMap.tla" --spec systems/etcd/spec/EtcdRaft.tla --budget 300 -o "$T/corpus" --json
+check_eq "until-covered: one run covers ElectionTimeout and VoteGranted" "true 1" \
+	"$(jq -r '"\(.coverage.complete) \(.runs | length)"' "$T/corpus/manifest.json" 2>/dev/null || echo none)"
+check "until-covered: the run's trace is in the corpus" test -s "$T/corpus/initial-election-7.spt"
+# A list of scenarios: each runs once, then the runs go where the missing events come from. Only
+# a killed leader makes its peers report it unreachable (about 15-20 a run), so once
+# initial-election gave none, every further run is leader-kill until 40 are there.
+awk '/^Branch\(ev\) ==/ { exit } { print }' systems/etcd/spec/EtcdBenchMap.tla >"$T/Unreachable.tla"
+printf '%s\n' 'Branch(ev) == IF ev.kind = "StepUnreachable" THEN {"Unreachable"} ELSE {}' \
+	'Branches == {"Unreachable"}' '====' >>"$T/Unreachable.tla"
+sed -i '1s/MODULE EtcdBenchMap/MODULE Unreachable/' "$T/Unreachable.tla"
+run_status 0 "$T/ul.out" "$T/ul.err" "$SPECTAP" record etcd --scenario initial-election,leader-kill --until-covered \
+	--map "$T/Unreachable.tla" --spec systems/etcd/spec/EtcdRaft.tla --min 40 --budget 300 -o "$T/corpus-list"
+M="$T/corpus-list/manifest.json"
+check_eq "scenario list: each once in the order given, then leader-kill again" "initial-election leader-kill leader-kill" \
+	"$(jq -r '[.runs[:3][].scenario] | join(" ")' "$M" 2>/dev/null || echo none)"
+check_eq "scenario list: never initial-election again" 1 \
+	"$(jq '[.runs[] | select(.scenario == "initial-election")] | length' "$M" 2>/dev/null || echo none)"
+check_eq "scenario list: complete, the runs of each counted" "true $(jq '.runs | length' "$M")" \
+	"$(jq -r '"\(.complete) \(.scenarios["initial-election"].runs + .scenarios["leader-kill"].runs)"' "$M")"
+check_contains "scenario list: the summary names the runs of each" "$T/ul.out" "(initial-election 1, leader-kill"
+
 # A step's post-state is read at the member's next call (its next Step, tick or applyConfChange),
 # not at Step's return (docs/etcd.md): --verify-steps also probes every return and compares the
 # two reads of each step on a live cluster; every Step entry either is compared or ends

@@ -151,4 +151,24 @@ LocalActions == {"ElectionTimeout", "IgnoreElectionTimeout", "HeartbeatTimeout",
                  "CheckQuorumTimeout", "ReportUnreachable"}
 Params(ev, a) == IF a \in LocalActions THEN <<ev.node>> ELSE <<ev.node, StepMsg(ev)>>
 Input(ev, a) == StepMsg(ev)
+
+(***************************************************************************)
+(* Coverage (spectap stat --coverage, record etcd --until-covered): the    *)
+(* action each step begins, and the answers to votes and appends a member *)
+(* sends, refusals as well as grants (a refusal may be its step's first    *)
+(* event too: a set).                                                      *)
+(***************************************************************************)
+Answers(ev) ==
+    IF "msg" \in DOMAIN ev /\ ev.msg.dir = "send"
+    THEN CASE ev.msg.type \in {"MsgVoteResp", "MsgPreVoteResp"} ->
+                {IF ev.msg.fields.reject THEN "VoteRejected" ELSE "VoteGranted"}
+           [] ev.msg.type = "MsgAppResp" ->
+                {IF ev.msg.fields.reject THEN "AppendRejected" ELSE "AppendAccepted"}
+           [] OTHER -> {}
+    ELSE {}
+Branch(ev) == (IF WindowStart(ev) = "" THEN {} ELSE {WindowStart(ev)}) \cup Answers(ev)
+Branches == {"ElectionTimeout", "HandleVoteRequest", "HandleVoteResponse", "ClientProposal",
+             "HandleAppendEntries", "HandleAppendResponse", "HandleHeartbeat",
+             "HandleHeartbeatResponse", "VoteGranted", "VoteRejected", "AppendAccepted",
+             "AppendRejected"}
 =============================================================================

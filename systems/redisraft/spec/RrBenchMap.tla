@@ -81,4 +81,17 @@ Request(ev, a) ==
 Handlers == {"RecvRequestVote", "RecvAppendEntries"}
 Params(ev, a) == IF a \in Handlers THEN <<ev.node, Request(ev, a)>> ELSE <<ev.node>>
 Input(ev, a) == IF a \in Handlers THEN Request(ev, a) ELSE [node |-> ev.node]
+
+\* Coverage (spectap stat --coverage, record redisraft --until-covered): the step each window
+\* checks, and the answers a node sends to votes and appends, refusals as well as grants.
+Answers(ev) ==
+    IF ev.kind = "SendRequestVoteResponse"
+    THEN {IF ev.msg.fields.voteGranted THEN "VoteGranted" ELSE "VoteRejected"}
+    ELSE IF ev.kind = "SendAppendEntriesResponse"
+    THEN {IF ev.msg.fields.success THEN "AppendAccepted" ELSE "AppendRejected"}
+    ELSE {}
+Branch(ev) == (IF WindowStart(ev) = "" THEN {} ELSE {WindowStart(ev)}) \cup Answers(ev)
+Branches == {"ElectionTimeout", "BecomeCandidate", "BecomeLeader", "RecvRequestVote",
+             "RecvAppendEntries", "LogAppend", "VoteGranted", "VoteRejected", "AppendAccepted",
+             "AppendRejected"}
 =============================================================================
