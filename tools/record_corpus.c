@@ -126,19 +126,42 @@ static size_t choose_scenario(const struct corpus_pick *p, size_t n, const struc
 	return best_score > 0 ? best : least;
 }
 
-/* After coverage_add: what the run gave each listed branch (its counts against prev, which is
- * then brought up to date), added to the scenario's. -ENOMEM or 0. */
-static int credit_run(struct corpus_pick *p, const struct coverage *cv, uint64_t **prev)
+/* The listed branches' counts before the last run (prev) and what the last run gave (last). */
+struct corpus_tally {
+	uint64_t *prev, *last;
+};
+
+/* After coverage_add: what the run gave each listed branch (its counts against t->prev, which
+ * is then brought up to date), into t->last and added to the scenario's. -ENOMEM or 0. */
+static int credit_run(struct corpus_pick *p, const struct coverage *cv, struct corpus_tally *t)
 {
-	if (!*prev && !(*prev = calloc(cv->n_listed + 1, sizeof(**prev))))
+	if (!t->prev && !(t->prev = calloc(cv->n_listed + 1, sizeof(*t->prev))))
+		return -ENOMEM;
+	if (!t->last && !(t->last = calloc(cv->n_listed + 1, sizeof(*t->last))))
 		return -ENOMEM;
 	if (!p->gave && !(p->gave = calloc(cv->n_listed + 1, sizeof(*p->gave))))
 		return -ENOMEM;
 	for (size_t b = 0; b < cv->n_listed; b++) {
-		p->gave[b] += cv->branches.counts[b] - (*prev)[b];
-		(*prev)[b] = cv->branches.counts[b];
+		t->last[b] = cv->branches.counts[b] - t->prev[b];
+		p->gave[b] += t->last[b];
+		t->prev[b] = cv->branches.counts[b];
 	}
 	return 0;
+}
+
+/* The end of a run's manifest entry: the events it gave each listed branch (those it gave) and
+ * how many listed branches are still below min. */
+static void write_gave(FILE *mf, const struct coverage *cv, const struct corpus_tally *t, size_t miss)
+{
+	fputs(",\"gave\":{", mf);
+	for (size_t b = 0, k = 0; b < cv->n_listed; b++) {
+		if (!t->last[b])
+			continue;
+		fputs(k++ ? "," : "", mf);
+		cli_json_str(mf, cv->branches.names[b]);
+		fprintf(mf, ":%" PRIu64, t->last[b]);
+	}
+	fprintf(mf, "},\"missing\":%zu}", miss);
 }
 
 int record_until_covered(struct cli *c, const struct corpus_opts *o)
@@ -158,7 +181,7 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 		return CLI_FAIL;
 	struct coverage cv;
 	coverage_init(&cv, o->map, o->spec, o->cfg);
-	uint64_t *prev = NULL;
+	struct corpus_tally tally = { NULL, NULL };
 	double t0 = now_s();
 	int rc = CLI_OK, runs = 0;
 	bool complete = false;
@@ -212,27 +235,32 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 		fprintf(mf, ",\"seed\":%" PRIu64 ",\"trace\":", seed);
 		cli_json_str(mf, trace);
 		fprintf(mf, ",\"status\":%d,\"seconds\":%.1f,\"summary\":", st, now_s() - started);
-		copy_summary(mf, json);
-		fputc('}', mf);
+		copy_summary(mf, json); /* the entry is closed below, with what the run gave */
 		runs++;
 		p->runs++;
 		p->seconds += now_s() - started;
 		if (st > 128) { /* interrupted: stop here, the corpus so far is kept */
+			fputc('}', mf);
 			rc = cli_fail(c, "run %d was interrupted (signal %d); the corpus so far is in %s", runs, st - 128, o->dir);
 			break;
 		}
 		if (st != 0) {
+			fputc('}', mf);
 			rc = cli_fail(c, "run %d (%s, seed %" PRIu64 ") failed with status %d: see %s", runs, p->name, seed, st,
 				      json);
 			break;
 		}
-		if ((rc = coverage_add(&cv, c, trace)) != CLI_OK)
+		if ((rc = coverage_add(&cv, c, trace)) != CLI_OK) {
+			fputc('}', mf);
 			break;
-		if (credit_run(p, &cv, &prev)) {
+		}
+		if (credit_run(p, &cv, &tally)) {
+			fputc('}', mf);
 			rc = cli_fail(c, "out of memory counting the coverage of %s", trace);
 			break;
 		}
 		size_t miss = coverage_missing(&cv, o->min);
+		write_gave(mf, &cv, &tally, miss);
 		complete = miss == 0;
 		if (!c->json)
 			fprintf(stderr, "spectap record: [%6.1fs] %zu of %zu listed branches below %" PRIu64 "\n", now_s() - t0,
@@ -266,7 +294,8 @@ int record_until_covered(struct cli *c, const struct corpus_opts *o)
 	}
 	for (size_t i = 0; i < npicks; i++)
 		free(picks[i].gave);
-	free(prev);
+	free(tally.prev);
+	free(tally.last);
 	coverage_fini(&cv);
 	return rc;
 }

@@ -13,7 +13,7 @@
 #define QUIET_TIMEOUT_MS 30000
 
 static const char *const names[] = { "initial-election", "leader-kill", "leader-restart",
-				     "follower-pause", "rolling-restart", "random" };
+				     "follower-pause", "rolling-restart", "random", "quorum-loss" };
 
 bool zk_scenario_known(const char *name)
 {
@@ -127,6 +127,35 @@ static int rolling_restart(struct zk_scenario *s)
 	return 0;
 }
 
+/* Twice: the leader and as many followers (drawn from the seed) killed as leave no quorum, so
+ * the survivors look for a leader alone in a raised election epoch; the followers restarted,
+ * their election epoch starting again below the survivors' (the case of lookForLeader that
+ * drops a notification from a lower epoch, which nothing else provokes), a leader agreed, and
+ * then the old leader restarted. */
+static int quorum_loss(struct zk_scenario *s, uint64_t *rng)
+{
+	unsigned n = s->e->n, down[ZK_MAX_SERVERS];
+	for (int round = 0; round < 2; round++) {
+		unsigned leader = (unsigned)s->last.index, start = (unsigned)(seedrand_next(rng) % n), k = 0;
+		int rc;
+		if ((rc = kill_server(s, leader)) < 0)
+			return rc;
+		for (unsigned j = 0; j < n && k < n - n / 2 - 1; j++) {
+			unsigned i = (start + j) % n;
+			if (i != leader && (rc = kill_server(s, down[k++] = i)) < 0)
+				return rc;
+		}
+		sup_sleep_ms(1000); /* how long the survivors stay without a quorum */
+		for (unsigned j = 0; j < k; j++)
+			if ((rc = restart_server(s, down[j])) < 0)
+				return rc;
+		if ((rc = agree(s, 0, "a quorum again")) < 0 || (rc = restart_server(s, leader)) < 0 ||
+		    (rc = agree(s, 0, "the old leader to rejoin")) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int random_faults(struct zk_scenario *s, uint64_t *rng)
 {
 	for (int f = 0; f < 3; f++) {
@@ -215,6 +244,8 @@ int zk_scenario_run(struct zk_scenario *s, const char *name)
 		rc = rolling_restart(s);
 	else if (!strcmp(name, "random"))
 		rc = random_faults(s, &rng);
+	else if (!strcmp(name, "quorum-loss"))
+		rc = quorum_loss(s, &rng);
 	if (rc < 0)
 		return rc;
 	return wait_quiet(s);

@@ -28,7 +28,7 @@
 
 #include "ensemble.h"
 
-#define ZK_SCENARIOS "initial-election, leader-kill, leader-restart, follower-pause, rolling-restart, random"
+#define ZK_SCENARIOS "initial-election, leader-kill, leader-restart, follower-pause, rolling-restart, random, quorum-loss"
 
 struct zk_scenario {
 	struct zk_ensemble *e;

@@ -86,6 +86,8 @@ check_eq "scenario list: never initial-election again" 1 \
 check_eq "scenario list: complete, the runs of each counted" "true $(jq '.runs | length' "$M")" \
 	"$(jq -r '"\(.complete) \(.scenarios["initial-election"].runs + .scenarios["leader-kill"].runs)"' "$M")"
 check_contains "scenario list: the summary names the runs of each" "$T/ul.out" "(initial-election 1, leader-kill"
+check_eq "scenario list: each run says what it gave; initial-election nothing" "{} true 0" \
+	"$(jq -r '"\(.runs[0].gave | tojson) \(.runs[1].gave.Unreachable > 0) \(.runs[-1].missing)"' "$M")"
 
 # A step's post-state is read at the member's next call (its next Step, tick or applyConfChange),
 # not at Step's return (docs/etcd.md): --verify-steps also probes every return and compares the

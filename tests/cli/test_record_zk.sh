@@ -62,7 +62,7 @@ recvset_map() {
 }
 
 replacements=0
-for sc in initial-election leader-kill leader-restart follower-pause rolling-restart random; do
+for sc in initial-election leader-kill leader-restart follower-pause rolling-restart random quorum-loss; do
 	run_status 0 "$T/$sc.json" "$T/$sc.err" "$SPECTAP" record zookeeper --scenario "$sc" --seed 5 -o "$T/$sc.spt" --json
 	check_eq "$sc: nothing lost" 0 "$(jq .lost "$T/$sc.json")"
 	check_eq "$sc: no record rejected" 0 "$(jq .rejected "$T/$sc.json")"
@@ -99,6 +99,12 @@ check "leader-restart: the returning server handles a higher electionEpoch" [ "$
 check "a later vote from a sender replaced its earlier one in recvset" [ "$replacements" -ge 1 ]
 check "leader-kill: a new leader in a higher epoch" [ "$(jq .epoch "$T/leader-kill.json")" -gt 1 ]
 check_eq "leader-kill: two agreements" 2 "$(jq .elections "$T/leader-kill.json")"
+# quorum-loss: the survivors, left without a quorum in a raised election epoch, hear the
+# restarted followers start again from a lower one (twice: the first leader, a quorum again and
+# the old leader back, per round).
+check_eq "quorum-loss: five agreements" 5 "$(jq .elections "$T/quorum-loss.json")"
+check "quorum-loss: a notification from a lower election epoch is handled" [ "$("$SPECTAP" export --to json "$T/quorum-loss.spt" | \
+	jq -s '[.[] | select(.event.kind == "zk.notification.handle" and .event.args.branch == "lookingLowerEpoch")] | length')" -ge 1 ]
 check "leader-restart: the killed leader is not the new one" [ "$(jq -r .leader "$T/leader-restart.json")" != "$(jq -r .first_leader "$T/leader-restart.json")" ]
 
 # --via lttng: the same scenario gives the same event kinds and state variables (of the same

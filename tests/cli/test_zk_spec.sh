@@ -8,11 +8,11 @@
 D=systems/zookeeper/spec
 SPEC=$D/ZkFle.tla
 SEEDS=${ZK_SPEC_SEEDS:-1 2 3}
-SCENARIOS="initial-election leader-kill leader-restart follower-pause rolling-restart random"
+SCENARIOS="initial-election leader-kill leader-restart follower-pause rolling-restart random quorum-loss"
 FINE="Restart InitFle WriteCurrentEpoch WriteAcceptedEpoch StartElection UpdateProposal SendNotification
 ReceiveQueued ReceiveAnswered HandleSameEpoch HandleSameEpochBetter PutVote QuorumReached FinalizeDiscard
 BecomeFollower BecomeLeader ElectionEnd ReplyNotLooking HandleFromLearner PutLearnerVote PutOutOfElection
-StopServing ElectionTimeout HandleHigherEpoch RaiseLogicalclock ClearRecvset JoinOutOfElection"
+StopServing ElectionTimeout HandleHigherEpoch RaiseLogicalclock ClearRecvset JoinOutOfElection HandleLowerEpoch"
 BENCH="Notification HandleNotification BecomeLeader"
 
 # Without a trace: the spec and both mappings load, a window naming an action checks.
