@@ -27,16 +27,6 @@ enum {
 	NSTATE = 10, NREADS = 22, TERMS_READ = 18, NENTRIES_READ = 16,
 };
 
-static struct uprobe_read rd(uint8_t src, int32_t src_off, uint8_t size, int32_t off, unsigned nderef,
-			     const int32_t *derefs)
-{
-	struct uprobe_read r = { .src = src, .kind = UPROBE_READ_MEM, .size = size, .nderef = (uint8_t)nderef,
-				 .src_off = src_off, .off = off };
-	for (unsigned k = 0; k < nderef; k++)
-		r.deref_off[k] = derefs[k];
-	return r;
-}
-
 /* The receiver from src (RAX at the entry, its spill slot at a RET); full: the entries' terms
  * as an ARRAY read (a full record), else one more MEM read (a compact record). */
 static void step_spec(struct probe_spec *s, uint8_t src, int32_t so, bool full)
@@ -48,36 +38,36 @@ static void step_spec(struct probe_spec *s, uint8_t src, int32_t so, bool full)
 	unsigned i = 0;
 
 	memset(s, 0, sizeof(*s));
-	r[i++] = rd(src, so, 8, RAFT_ID, 0, NULL);
-	r[i++] = rd(src, so, 8, RAFT_TERM, 0, NULL);
-	r[i++] = rd(src, so, 8, RAFT_VOTE, 0, NULL);
-	r[i++] = rd(src, so, 8, RAFT_STATE, 0, NULL);
-	r[i++] = rd(src, so, 8, RAFT_LEAD, 0, NULL);
-	r[i++] = rd(src, so, 8, LOG_COMMITTED, 1, to_log);
-	r[i++] = rd(src, so, 8, LOG_UNSTABLE_OFFSET, 1, to_log);
-	r[i++] = rd(src, so, 8, LOG_UNSTABLE_ENTRIES + 8, 1, to_log);
-	r[i++] = rd(src, so, 8, MEMSTORAGE_ENTS + 8, 2, to_storage);
-	r[i++] = rd(src, so, 8, ENTRY_INDEX, 3, to_ents);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 4, MSG_AT + MSG_TYPE, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_TO, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_FROM, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_TERM, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_LOGTERM, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_INDEX, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_ENTRIES + 8, 0, NULL); /* NENTRIES_READ */
-	r[i++] = rd(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, 8, ENTRY_TERM, 0, NULL);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_ID, 0, NULL);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_TERM, 0, NULL);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_VOTE, 0, NULL);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_STATE, 0, NULL);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_LEAD, 0, NULL);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, LOG_COMMITTED, 1, to_log);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_OFFSET, 1, to_log);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_ENTRIES + 8, 1, to_log);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, MEMSTORAGE_ENTS + 8, 2, to_storage);
+	r[i++] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, ENTRY_INDEX, 3, to_ents);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 4, MSG_AT + MSG_TYPE, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TO, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_FROM, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TERM, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_LOGTERM, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_INDEX, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_ENTRIES + 8, 0, NULL); /* NENTRIES_READ */
+	r[i++] = uprobe_read_at(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, UPROBE_READ_MEM, 8, ENTRY_TERM, 0, NULL);
 	if (full) { /* TERMS_READ */
-		r[i] = rd(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, UPROBE_MAX_ELEMS, ENTRY_TERM, 0, NULL);
+		r[i] = uprobe_read_at(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, UPROBE_READ_MEM, UPROBE_MAX_ELEMS, ENTRY_TERM, 0, NULL);
 		r[i].kind = UPROBE_READ_ARRAY;
 		r[i].flags = UPROBE_READ_TAIL;
 		r[i].len_read = NENTRIES_READ;
 		r[i++].stride = ENTRY_SIZE;
 	} else {
-		r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_CONTEXT + 8, 0, NULL);
+		r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_CONTEXT + 8, 0, NULL);
 	}
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_COMMIT, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 1, MSG_AT + MSG_REJECT, 0, NULL);
-	r[i++] = rd(UPROBE_SRC_RSP, 0, 8, MSG_AT + MSG_REJECT_HINT, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_COMMIT, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 1, MSG_AT + MSG_REJECT, 0, NULL);
+	r[i++] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_REJECT_HINT, 0, NULL);
 	s->nreads = i;
 }
 

@@ -14,6 +14,18 @@
 
 struct uprobe_loader;
 
+/* A read (kind: UPROBE_READ_MEM, _ARRAY, ...) of size bytes at off from the address in src
+ * (+ src_off), after following nderef pointers at derefs[0..nderef) (at most UPROBE_MAX_DEREFS). */
+static inline struct uprobe_read uprobe_read_at(uint8_t src, int32_t src_off, uint8_t kind, uint8_t size,
+						int32_t off, unsigned nderef, const int32_t *derefs)
+{
+	struct uprobe_read r = { .src = src, .kind = kind, .size = size, .nderef = (uint8_t)nderef,
+				 .src_off = src_off, .off = off };
+	for (unsigned k = 0; k < nderef; k++)
+		r.deref_off[k] = derefs[k];
+	return r;
+}
+
 struct uprobe_loader_opts {
 	size_t ringbuf_bytes; /* power of two, multiple of the page size; 0: 8 MiB */
 	/* Read every field on its own instead of through read windows (uprobe_windows.h): the

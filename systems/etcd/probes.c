@@ -76,21 +76,10 @@ static const char *const append_read_names[EA_NREADS] = {
 static const char *const commit_read_names[EC_NREADS] = { "tocommit", "committed" };
 
 
-/* A read of size bytes at (src[+src_off], then the derefs) + off. */
-static struct uprobe_read rd(uint8_t src, int32_t src_off, uint8_t kind, uint8_t size, int32_t off,
-			     unsigned nderef, const int32_t *derefs)
-{
-	struct uprobe_read r = { .src = src, .kind = kind, .size = size, .nderef = (uint8_t)nderef,
-				 .src_off = src_off, .off = off };
-	for (unsigned k = 0; k < nderef; k++)
-		r.deref_off[k] = derefs[k];
-	return r;
-}
-
 /* The terms of the last (at most 8) of count entries at the pointer src[+src_off]. */
 static struct uprobe_read terms(uint8_t src, int32_t src_off, uint8_t count_read)
 {
-	struct uprobe_read r = rd(src, src_off, UPROBE_READ_ARRAY, UPROBE_MAX_BLOCK / 8, ENTRY_TERM, 0, NULL);
+	struct uprobe_read r = uprobe_read_at(src, src_off, UPROBE_READ_ARRAY, UPROBE_MAX_BLOCK / 8, ENTRY_TERM, 0, NULL);
 	r.flags = UPROBE_READ_TAIL;
 	r.len_read = count_read;
 	r.stride = ENTRY_SIZE;
@@ -108,31 +97,31 @@ static void raft_spec(const struct probe_def *d, struct probe_spec *s)
 
 	/* With a register source the value is the receiver itself; with a stack source the u64 at
 	 * rsp+off is: either way, MEM at +field reads the field. */
-	r[ER_ID] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_ID, 0, NULL);
-	r[ER_TERM] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_TERM, 0, NULL);
-	r[ER_VOTE] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_VOTE, 0, NULL);
-	r[ER_STATE] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_STATE, 0, NULL);
-	r[ER_LEAD] = rd(src, so, UPROBE_READ_MEM, 8, RAFT_LEAD, 0, NULL);
-	r[ER_COMMIT] = rd(src, so, UPROBE_READ_MEM, 8, LOG_COMMITTED, 1, to_log);
-	r[ER_UNSTABLE_OFFSET] = rd(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_OFFSET, 1, to_log);
-	r[ER_UNSTABLE_LEN] = rd(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_ENTRIES + 8, 1, to_log);
-	r[ER_STORAGE_LEN] = rd(src, so, UPROBE_READ_MEM, 8, MEMSTORAGE_ENTS + 8, 2, to_storage);
-	r[ER_STORAGE_FIRST] = rd(src, so, UPROBE_READ_MEM, 8, ENTRY_INDEX, 3, to_ents);
+	r[ER_ID] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_ID, 0, NULL);
+	r[ER_TERM] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_TERM, 0, NULL);
+	r[ER_VOTE] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_VOTE, 0, NULL);
+	r[ER_STATE] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_STATE, 0, NULL);
+	r[ER_LEAD] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, RAFT_LEAD, 0, NULL);
+	r[ER_COMMIT] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, LOG_COMMITTED, 1, to_log);
+	r[ER_UNSTABLE_OFFSET] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_OFFSET, 1, to_log);
+	r[ER_UNSTABLE_LEN] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, LOG_UNSTABLE_ENTRIES + 8, 1, to_log);
+	r[ER_STORAGE_LEN] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, MEMSTORAGE_ENTS + 8, 2, to_storage);
+	r[ER_STORAGE_FIRST] = uprobe_read_at(src, so, UPROBE_READ_MEM, 8, ENTRY_INDEX, 3, to_ents);
 	s->nreads = ER_NSTATE;
 	if (!d->message)
 		return;
-	r[EM_TYPE] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 4, MSG_AT + MSG_TYPE, 0, NULL);
-	r[EM_TO] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TO, 0, NULL);
-	r[EM_FROM] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_FROM, 0, NULL);
-	r[EM_TERM] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TERM, 0, NULL);
-	r[EM_LOGTERM] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_LOGTERM, 0, NULL);
-	r[EM_INDEX] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_INDEX, 0, NULL);
-	r[EM_NENTRIES] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_ENTRIES + 8, 0, NULL);
-	r[EM_ENTRY0_TERM] = rd(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, UPROBE_READ_MEM, 8, ENTRY_TERM, 0, NULL);
+	r[EM_TYPE] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 4, MSG_AT + MSG_TYPE, 0, NULL);
+	r[EM_TO] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TO, 0, NULL);
+	r[EM_FROM] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_FROM, 0, NULL);
+	r[EM_TERM] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_TERM, 0, NULL);
+	r[EM_LOGTERM] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_LOGTERM, 0, NULL);
+	r[EM_INDEX] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_INDEX, 0, NULL);
+	r[EM_NENTRIES] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_ENTRIES + 8, 0, NULL);
+	r[EM_ENTRY0_TERM] = uprobe_read_at(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, UPROBE_READ_MEM, 8, ENTRY_TERM, 0, NULL);
 	r[EM_ENTRY_TERMS] = terms(UPROBE_SRC_STACK, MSG_AT + MSG_ENTRIES, EM_NENTRIES);
-	r[EM_COMMIT] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_COMMIT, 0, NULL);
-	r[EM_REJECT] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 1, MSG_AT + MSG_REJECT, 0, NULL);
-	r[EM_REJECT_HINT] = rd(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_REJECT_HINT, 0, NULL);
+	r[EM_COMMIT] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_COMMIT, 0, NULL);
+	r[EM_REJECT] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 1, MSG_AT + MSG_REJECT, 0, NULL);
+	r[EM_REJECT_HINT] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 8, MSG_AT + MSG_REJECT_HINT, 0, NULL);
 	s->nreads = ER_NREADS;
 }
 
@@ -142,20 +131,20 @@ static void append_spec(struct probe_spec *s)
 	static const int32_t to_data[] = { ENTRY_DATA };
 	struct uprobe_read *r = s->reads;
 
-	r[EA_COUNT] = rd(UPROBE_SRC_RCX, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
-	r[EA_FIRST_INDEX] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_INDEX, 0, NULL);
-	r[EA_FIRST_TERM] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_TERM, 0, NULL);
+	r[EA_COUNT] = uprobe_read_at(UPROBE_SRC_RCX, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
+	r[EA_FIRST_INDEX] = uprobe_read_at(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_INDEX, 0, NULL);
+	r[EA_FIRST_TERM] = uprobe_read_at(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_TERM, 0, NULL);
 	r[EA_TERMS] = terms(UPROBE_SRC_RBX, 0, EA_COUNT);
-	r[EA_DATA_LEN] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_DATA + 8, 0, NULL);
-	r[EA_DATA] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_BLOCK, UPROBE_MAX_BLOCK, 0, 1, to_data);
+	r[EA_DATA_LEN] = uprobe_read_at(UPROBE_SRC_RBX, 0, UPROBE_READ_MEM, 8, ENTRY_DATA + 8, 0, NULL);
+	r[EA_DATA] = uprobe_read_at(UPROBE_SRC_RBX, 0, UPROBE_READ_BLOCK, UPROBE_MAX_BLOCK, 0, 1, to_data);
 	s->nreads = EA_NREADS;
 }
 
 /* (*raftLog).commitTo(tocommit): rax = l, rbx = tocommit. */
 static void commit_spec(struct probe_spec *s)
 {
-	s->reads[EC_TO] = rd(UPROBE_SRC_RBX, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
-	s->reads[EC_OLD] = rd(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, LOG_COMMITTED, 0, NULL);
+	s->reads[EC_TO] = uprobe_read_at(UPROBE_SRC_RBX, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
+	s->reads[EC_OLD] = uprobe_read_at(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, LOG_COMMITTED, 0, NULL);
 	s->nreads = EC_NREADS;
 }
 
@@ -169,7 +158,7 @@ static void make_spec(const struct probe_def *d, struct probe_spec *s)
 	else
 		raft_spec(d, s);
 	if (d->site == AT_ENTRY) /* the flags at the jbe: etcd_flags_read */
-		s->reads[s->nreads++] = rd(UPROBE_SRC_FLAGS, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
+		s->reads[s->nreads++] = uprobe_read_at(UPROBE_SRC_FLAGS, 0, UPROBE_READ_VALUE, 8, 0, 0, NULL);
 }
 
 /* After the reads make_spec gives each entry probe (etcd_probes_attach checks that it is so). */

@@ -5,18 +5,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "uprobe_loader.h"
 #include "uprobe_windows.h"
-
-static struct uprobe_read mem(uint8_t src, int32_t src_off, uint8_t size, int32_t off, unsigned nderef,
-			      const int32_t *derefs)
-{
-	struct uprobe_read r = { .src = src, .kind = UPROBE_READ_MEM, .size = size, .nderef = (uint8_t)nderef,
-				 .src_off = src_off, .off = off };
-
-	for (unsigned k = 0; k < nderef; k++)
-		r.deref_off[k] = derefs[k];
-	return r;
-}
 
 /* The window read k's access a uses (-1: none), and where in it. */
 static int win_of(const struct probe_spec *s, unsigned k, unsigned a, unsigned *pick)
@@ -35,14 +25,14 @@ static void test_receiver_and_message(void)
 	int w0, w1, w2;
 
 	memset(&s, 0, sizeof(s));
-	s.reads[0] = mem(UPROBE_SRC_RAX, 0, 8, 8, 0, NULL);     /* r.term */
-	s.reads[1] = mem(UPROBE_SRC_RAX, 0, 8, 176, 0, NULL);   /* r.lead */
-	s.reads[2] = mem(UPROBE_SRC_RAX, 0, 8, 72, 1, to_log);  /* r.raftLog.committed */
-	s.reads[3] = mem(UPROBE_SRC_RAX, 0, 8, 48, 1, to_log);  /* r.raftLog.unstable.offset */
-	s.reads[4] = mem(UPROBE_SRC_RAX, 0, 8, 280, 2, to_storage); /* one more hop: alone */
-	s.reads[5] = mem(UPROBE_SRC_RSP, 0, 4, 8, 0, NULL);     /* msg.type */
-	s.reads[6] = mem(UPROBE_SRC_RSP, 0, 1, 304, 0, NULL);   /* msg.reject */
-	s.reads[7] = mem(UPROBE_SRC_STACK, 56, 8, 0, 0, NULL);  /* msg.entries[0].term */
+	s.reads[0] = uprobe_read_at(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, 8, 0, NULL);     /* r.term */
+	s.reads[1] = uprobe_read_at(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, 176, 0, NULL);   /* r.lead */
+	s.reads[2] = uprobe_read_at(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, 72, 1, to_log);  /* r.raftLog.committed */
+	s.reads[3] = uprobe_read_at(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, 48, 1, to_log);  /* r.raftLog.unstable.offset */
+	s.reads[4] = uprobe_read_at(UPROBE_SRC_RAX, 0, UPROBE_READ_MEM, 8, 280, 2, to_storage); /* one more hop: alone */
+	s.reads[5] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 4, 8, 0, NULL);     /* msg.type */
+	s.reads[6] = uprobe_read_at(UPROBE_SRC_RSP, 0, UPROBE_READ_MEM, 1, 304, 0, NULL);   /* msg.reject */
+	s.reads[7] = uprobe_read_at(UPROBE_SRC_STACK, 56, UPROBE_READ_MEM, 8, 0, 0, NULL);  /* msg.entries[0].term */
 	s.reads[8] = (struct uprobe_read){ .src = UPROBE_SRC_RCX, .kind = UPROBE_READ_VALUE, .size = 8 };
 	s.nreads = 9;
 	uprobe_plan_windows(&s);
@@ -88,11 +78,12 @@ static void test_limits(void)
 	unsigned pick;
 
 	memset(&s, 0, sizeof(s));
-	s.reads[0] = mem(UPROBE_SRC_RDI, 0, 8, 0, 0, NULL);
-	s.reads[1] = mem(UPROBE_SRC_RDI, 0, 8, UPROBE_WINDOW_BYTES, 0, NULL); /* one byte too far */
-	s.reads[2] = mem(UPROBE_SRC_STASH, 0, 8, 0, 0, NULL);
-	s.reads[3] = mem(UPROBE_SRC_STASH, 0, 8, 8, 0, NULL);
-	s.reads[4] = mem(UPROBE_SRC_RSI, 0, 8, 0, 0, NULL);
+	s.reads[0] = uprobe_read_at(UPROBE_SRC_RDI, 0, UPROBE_READ_MEM, 8, 0, 0, NULL);
+	/* one byte too far */
+	s.reads[1] = uprobe_read_at(UPROBE_SRC_RDI, 0, UPROBE_READ_MEM, 8, UPROBE_WINDOW_BYTES, 0, NULL);
+	s.reads[2] = uprobe_read_at(UPROBE_SRC_STASH, 0, UPROBE_READ_MEM, 8, 0, 0, NULL);
+	s.reads[3] = uprobe_read_at(UPROBE_SRC_STASH, 0, UPROBE_READ_MEM, 8, 8, 0, NULL);
+	s.reads[4] = uprobe_read_at(UPROBE_SRC_RSI, 0, UPROBE_READ_MEM, 8, 0, 0, NULL);
 	s.reads[5] = (struct uprobe_read){ .src = UPROBE_SRC_RSI, .kind = UPROBE_READ_BLOCK, .size = 16, .off = 8 };
 	s.nreads = 6;
 	memset(s.reads[0].win, 7, sizeof(s.reads[0].win)); /* an author's junk is replaced */
@@ -106,7 +97,7 @@ static void test_limits(void)
 	memset(&s, 0, sizeof(s));
 	for (unsigned g = 0; g < 6; g++)
 		for (unsigned f = 0; f < g + 2 && s.nreads < UPROBE_MAX_READS; f++)
-			s.reads[s.nreads++] = mem((uint8_t)(UPROBE_SRC_R8 + g), 0, 8, (int32_t)(8 * f), 0, NULL);
+			s.reads[s.nreads++] = uprobe_read_at((uint8_t)(UPROBE_SRC_R8 + g), 0, UPROBE_READ_MEM, 8, (int32_t)(8 * f), 0, NULL);
 	uprobe_plan_windows(&s);
 	CHECKF(s.nwindows == UPROBE_MAX_WINDOWS, "%u windows", s.nwindows);
 	for (unsigned k = 0; k < s.nreads; k++) {
