@@ -19,7 +19,7 @@ GO_SRC     := $(wildcard probes/go/*.c)
 # Capture: the collector and the systems, linked into the tool with the probes.
 COLLECTOR_CORE := collector/collect.c collector/collect_bg.c collector/spool.c
 CAPTURE_SRC := $(COLLECTOR_CORE) collector/supervise.c systems/etcd/cluster.c systems/etcd/probes.c systems/etcd/etcd_programs.c \
-	       systems/etcd/shape.c systems/etcd/scenario.c systems/etcd/netns.c \
+	       systems/etcd/shape.c systems/etcd/scenario.c \
 	       collector/emit_collect.c collector/emit_capture.c collector/lttng_reader.c \
 	       systems/zookeeper/ensemble.c systems/zookeeper/zk_scenario.c systems/zookeeper/zk_programs.c \
 	       systems/redisraft/rr_cluster.c systems/redisraft/rr_probes.c systems/redisraft/rr_shape.c systems/redisraft/rr_programs.c \
@@ -226,9 +226,9 @@ $(BUILD)/tests/test_desc: tests/unit/test_desc.c tests/unit/check.h $(DESC_SRC) 
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< $(DESC_SRC) $(HARNESS_LIBS)
 
 # Process supervisor + etcd cluster launcher: integration test on a real etcd cluster.
-CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c systems/etcd/netns.c systems/etcd/etcd_programs.c
+CLUSTER_SRC := collector/supervise.c systems/etcd/cluster.c harness/netns.c harness/net_programs.c systems/etcd/etcd_programs.c
 COLLECT_SRC := $(COLLECTOR_CORE) systems/etcd/probes.c
-CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h systems/etcd/netns.h
+CLUSTER_HDR := collector/supervise.h systems/etcd/cluster.h harness/netns.h
 $(BUILD)/tests/test_cluster: tests/unit/test_cluster.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \
 		$(BUILD)/san/libspectap.a $(BUILD)/tools/putload $(HEADERS)
 	@mkdir -p $(@D)
@@ -334,10 +334,10 @@ zk-clang-check:
 			$(ALL_CFLAGS) -fsyntax-only $$f || exit 1; done
 	@echo "zk-clang-check: ok"
 
-$(BUILD)/tests/test_netns: tests/unit/test_netns.c tests/unit/check.h systems/etcd/netns.c \
-		systems/etcd/netns.h collector/supervise.c collector/supervise.h
+$(BUILD)/tests/test_netns: tests/unit/test_netns.c tests/unit/check.h harness/netns.c harness/net_programs.c \
+		harness/netns.h collector/supervise.c collector/supervise.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< systems/etcd/netns.c systems/etcd/etcd_programs.c collector/supervise.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O1 $(SAN) -o $@ $< harness/netns.c harness/net_programs.c collector/supervise.c
 
 # The whole probe chain on Debian's etcd: gobin sites, the uprobe program, a live cluster.
 $(BUILD)/tests/test_etcd_probe: tests/unit/test_etcd_probe.c tests/unit/check.h $(CLUSTER_SRC) $(CLUSTER_HDR) \

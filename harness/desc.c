@@ -118,7 +118,7 @@ static int duration_of(struct rd *r, const struct ynode *n, const char *what, un
 }
 
 /* Template checking: the variables each kind of string may use. */
-static const char *const node_vars[] = { "node", "i", "dir", "binary", "nodes", "port." };
+static const char *const node_vars[] = { "node", "i", "host", "dir", "binary", "nodes", "port." };
 #define NNODE_VARS (sizeof(node_vars) / sizeof(*node_vars))
 
 static int check_tmpl(struct rd *r, const struct ynode *n, const char *s, const char *const *known, size_t nknown,
@@ -469,7 +469,7 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 	static const struct { const char *name; enum desc_step_kind kind; } kinds[] = {
 		{ "start", STEP_START }, { "wait", STEP_WAIT }, { "load", STEP_LOAD }, { "kill", STEP_KILL },
 		{ "pause", STEP_PAUSE }, { "resume", STEP_RESUME }, { "restart", STEP_RESTART }, { "quiet", STEP_QUIET },
-		{ "sleep", STEP_SLEEP },
+		{ "sleep", STEP_SLEEP }, { "partition", STEP_PARTITION }, { "heal", STEP_HEAL },
 	};
 	const char *kind = n->kind == YNODE_SCALAR ? n->str : n->kind == YNODE_MAP && n->n ? n->keys[0] : "";
 	const struct ynode *arg = n->kind == YNODE_MAP && n->n ? n->items[0] : NULL, *x;
@@ -480,8 +480,9 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 	for (k = 0; k < sizeof(kinds) / sizeof(*kinds) && strcmp(kinds[k].name, kind); k++)
 		;
 	if (k == sizeof(kinds) / sizeof(*kinds))
-		return FAIL(r, n, "a step is start, {wait: leader}, {load: N}, {kill|pause|restart: TARGET}, "
-				  "{resume: paused}, {quiet: DURATION} or {sleep: DURATION}; not '%s'", kind);
+		return FAIL(r, n, "a step is start, {wait: leader}, {load: N}, {kill|pause|restart|partition: TARGET}, "
+				  "{resume: paused}, {heal: partitioned}, {quiet: DURATION} or {sleep: DURATION}; not '%s'",
+			    kind);
 	s->kind = kinds[k].kind;
 	s->timeout_ms = 30000;
 	if (s->kind == STEP_START)
@@ -499,9 +500,12 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 		return e;
 	switch (s->kind) {
 	case STEP_WAIT:
-		if (arg->kind != YNODE_SCALAR || (strcmp(arg->str, "leader") && strcmp(arg->str, "new-leader")))
-			return FAIL(r, arg, "wait: leader or new-leader (another than the node last struck)");
+		if (arg->kind != YNODE_SCALAR ||
+		    (strcmp(arg->str, "leader") && strcmp(arg->str, "new-leader") && strcmp(arg->str, "all")))
+			return FAIL(r, arg, "wait: leader, new-leader (another than the node last struck) or all (every "
+				    "node names the same leader)");
 		s->new_leader = !strcmp(arg->str, "new-leader");
+		s->all_agree = !strcmp(arg->str, "all");
 		return 0;
 	case STEP_LOAD:
 		if (!r->d->has_load)
@@ -517,8 +521,13 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 		if (arg->kind != YNODE_SCALAR || strcmp(arg->str, "paused"))
 			return FAIL(r, arg, "resume: paused (every node a pause without 'for' stopped)");
 		return 0;
+	case STEP_HEAL:
+		if (arg->kind != YNODE_SCALAR || strcmp(arg->str, "partitioned"))
+			return FAIL(r, arg, "heal: partitioned (every node a partition step cut off)");
+		return 0;
 	case STEP_KILL:
 	case STEP_RESTART:
+	case STEP_PARTITION:
 		return target_of(r, arg, s);
 	case STEP_QUIET:
 	case STEP_SLEEP:
@@ -561,6 +570,7 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 			return -ENOMEM;
 		bool started = false;
 		const struct ynode *held = NULL; /* a pause without 'for' not resumed yet */
+		const struct ynode *cut = NULL;  /* a partition not healed yet */
 		for (size_t j = 0; j < steps->n; j++) {
 			if ((e = read_step(r, steps->items[j], &sc->steps[j])))
 				return e;
@@ -576,6 +586,14 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 					return FAIL(r, steps->items[j], "scenario %s: resume, but no pause without 'for' "
 						    "before it", sc->name);
 				held = NULL;
+			} else if (sc->steps[j].kind == STEP_PARTITION) {
+				sc->partitions = true;
+				cut = cut ? cut : steps->items[j];
+			} else if (sc->steps[j].kind == STEP_HEAL) {
+				if (!cut)
+					return FAIL(r, steps->items[j], "scenario %s: heal, but no partition before it",
+						    sc->name);
+				cut = NULL;
 			}
 		}
 		if (!started)
@@ -583,6 +601,10 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 		if (held)
 			return FAIL(r, held, "scenario %s: this pause has no 'for' and no {resume: paused} follows it: "
 				    "add one, or say for how long ({pause: follower, for: 3s})", sc->name);
+		/* The end state is read from every node: one still cut off would not answer. */
+		if (cut)
+			return FAIL(r, cut, "scenario %s: this partition is not healed: add {heal: partitioned} "
+				    "after it", sc->name);
 	}
 	return 0;
 }

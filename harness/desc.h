@@ -85,6 +85,8 @@ enum desc_step_kind {
 	STEP_RESTART,   /* start target again (after a kill: its data kept) */
 	STEP_QUIET,     /* wait until no event arrived for ms (at most timeout) */
 	STEP_SLEEP,     /* ms, plainly */
+	STEP_PARTITION, /* cut target off the network (every node in its own namespace; harness/netns.h) */
+	STEP_HEAL,      /* reconnect every node a partition cut off */
 };
 
 /* Which node a fault strikes. */
@@ -98,6 +100,7 @@ struct desc_step {
 	unsigned ms;          /* PAUSE, QUIET, SLEEP */
 	unsigned timeout_ms;  /* WAIT, QUIET */
 	bool new_leader;      /* WAIT */
+	bool all_agree;       /* WAIT: every node it can reach names the same leader */
 	bool hold;            /* PAUSE: until a resume step */
 	struct desc_pos pos;
 };
@@ -107,6 +110,7 @@ struct desc_scenario {
 	char *about;
 	struct desc_step *steps;
 	size_t n;
+	bool partitions;      /* has a partition step: its nodes run in network namespaces */
 	struct desc_pos pos;
 };
 

@@ -63,6 +63,8 @@ static const char *lookup(void *ctx, long node, const char *name, size_t len)
 		return c->names[node];
 	if (IS("i"))
 		return num(v, (unsigned long)node + 1);
+	if (IS("host"))
+		return c->netns ? c->net.m[node].addr : "127.0.0.1";
 	if (len > 5 && !strncmp(name, "port.", 5))
 		for (size_t k = 0; k < c->d->nports; k++)
 			if (strlen(c->d->ports[k]) == len - 5 && !strncmp(name + 5, c->d->ports[k], len - 5))
@@ -96,6 +98,11 @@ int hcluster_pid(const struct hcluster *c, unsigned node)
 bool hcluster_running(struct hcluster *c, unsigned node)
 {
 	return node < c->n && c->sup_ready && sup_running(&c->sup, c->proc[node]);
+}
+
+bool hcluster_reachable(struct hcluster *c, unsigned node)
+{
+	return hcluster_running(c, node) && !c->sup.procs[c->proc[node]].stopped && !c->cut[node];
 }
 
 static int pick_ports(struct hcluster *c)
@@ -173,6 +180,7 @@ static int add_node(struct hcluster *c, unsigned i)
 {
 	const struct desc *d = c->d;
 	char **argv = NULL, **env = NULL, log[PATH_MAX];
+	const char **nsargv = NULL;
 	int r;
 
 	for (size_t k = 0; k < d->nfiles; k++) {
@@ -187,23 +195,34 @@ static int add_node(struct hcluster *c, unsigned i)
 		if (r)
 			return r;
 	}
-	if ((r = expand_strv(c, d->run.v, d->run.n, i, &argv)) || (r = expand_strv(c, d->env, d->nenv, i, &env))) {
-		free_strv(argv, d->run.n);
-		return r;
+	if ((r = expand_strv(c, d->run.v, d->run.n, i, &argv)) || (r = expand_strv(c, d->env, d->nenv, i, &env)))
+		goto out;
+	const char *const *run = (const char *const *)argv;
+	if (c->netns) { /* `ip netns exec NS command...`, which execs the command: the same pid */
+		if (!(nsargv = calloc(NETNS_EXEC_ARGC + d->run.n + 1, sizeof(*nsargv)))) {
+			r = cfail(c, ENOMEM, "out of memory");
+			goto out;
+		}
+		netns_exec_prefix(&c->net, i, nsargv);
+		for (size_t k = 0; k < d->run.n; k++)
+			nsargv[NETNS_EXEC_ARGC + k] = argv[k];
+		run = nsargv;
 	}
 	if ((size_t)snprintf(log, sizeof(log), "%s/%s.log", c->dir, c->names[i]) >= sizeof(log)) {
-		free_strv(argv, d->run.n);
-		free_strv(env, d->nenv);
-		return cfail(c, ENAMETOOLONG, "%s: path too long", c->dir);
+		r = cfail(c, ENAMETOOLONG, "%s: path too long", c->dir);
+		goto out;
 	}
-	struct sup_spec spec = { .name = c->names[i], .argv = (const char *const *)argv,
+	struct sup_spec spec = { .name = c->names[i], .argv = run,
 				 .env = d->nenv ? (const char *const *)env : NULL, .cwd = c->dir, .log_path = log };
-	r = sup_add(&c->sup, &spec, &c->proc[i]);
-	free_strv(argv, d->run.n);
-	free_strv(env, d->nenv);
-	if (r)
-		return cfail(c, -r, "%s", c->sup.err);
-	return 0;
+	if ((r = sup_add(&c->sup, &spec, &c->proc[i])))
+		r = cfail(c, -r, "%s", c->sup.err);
+out:
+	free(nsargv);
+	if (argv)
+		free_strv(argv, d->run.n);
+	if (env)
+		free_strv(env, d->nenv);
+	return r;
 }
 
 int hcluster_query(struct hcluster *c, unsigned node, const struct desc_query *q, unsigned timeout_ms, char **answer)
@@ -339,6 +358,14 @@ int hcluster_start(struct hcluster *c, const struct desc *d, const struct hclust
 	}
 	if ((r = pick_ports(c)))
 		return r;
+	if (o->netns) {
+		if (c->n > NETNS_MAX_MEMBERS)
+			return cfail(c, EINVAL, "partitions run at most %d nodes in namespaces, not %u", NETNS_MAX_MEMBERS,
+				     c->n);
+		if ((r = netns_net_create(&c->net, c->n)))
+			return cfail(c, -r, "%s", c->net.err);
+		c->netns = true;
+	}
 	sup_init(&c->sup, 0);
 	c->sup_ready = true;
 	c->sup.on_fork = on_fork;
@@ -358,6 +385,9 @@ int hcluster_start(struct hcluster *c, const struct desc *d, const struct hclust
 fail:
 	sup_fini(&c->sup);
 	c->sup_ready = false;
+	if (c->netns)
+		netns_net_destroy(&c->net);
+	c->netns = false;
 	return r;
 }
 
@@ -366,6 +396,10 @@ void hcluster_stop(struct hcluster *c)
 	if (c->sup_ready)
 		sup_fini(&c->sup);
 	c->sup_ready = false;
+	if (c->netns) /* after the nodes: nothing runs in the namespaces any more */
+		netns_net_destroy(&c->net);
+	c->netns = false;
+	memset(c->cut, 0, sizeof(c->cut));
 }
 
 int hcluster_kill(struct hcluster *c, unsigned node)
@@ -394,6 +428,22 @@ int hcluster_restart(struct hcluster *c, unsigned node)
 	return wait_ready(c, node);
 }
 
+static int cut_op(struct hcluster *c, unsigned node, bool cut)
+{
+	const char *what = cut ? "partitioning" : "healing";
+	if (!c->netns)
+		return cfail(c, EINVAL, "%s %s: the nodes run on loopback, not in network namespaces", what,
+			     c->names[node]);
+	int r = cut ? netns_net_cut(&c->net, node) : netns_net_heal(&c->net, node);
+	if (r)
+		return cfail(c, -r, "%s %s: %s", what, c->names[node], c->net.err);
+	c->cut[node] = cut;
+	return 0;
+}
+
+int hcluster_partition(struct hcluster *c, unsigned node) { return cut_op(c, node, true); }
+int hcluster_heal(struct hcluster *c, unsigned node) { return cut_op(c, node, false); }
+
 /* The string at a dotted path of a JSON record, or NULL. */
 static const char *json_path(spt_val *v, const char *path)
 {
@@ -417,7 +467,7 @@ int hcluster_leader_of(struct hcluster *c, unsigned node, long *leader)
 	*leader = -1;
 	if (!c->d->status_leader && !c->d->status_leader_if)
 		return cfail(c, ENOTSUP, "%s: the description's status names no leader", c->d->path);
-	if (!hcluster_running(c, node) || c->sup.procs[c->proc[node]].stopped)
+	if (!hcluster_reachable(c, node))
 		return 0;
 	if (hcluster_query(c, node, &c->d->status, QUERY_TIMEOUT_MS, &answer))
 		return 0; /* no answer: it names none */
@@ -466,10 +516,10 @@ int hcluster_leader(struct hcluster *c, unsigned *leader)
 		int r = hcluster_leader_of(c, i, &l);
 		if (r)
 			return r;
-		if (!hcluster_running(c, i) || c->sup.procs[c->proc[i]].stopped)
+		if (!hcluster_reachable(c, i))
 			continue;
 		live++;
-		if (l >= 0 && hcluster_running(c, (unsigned)l))
+		if (l >= 0 && hcluster_reachable(c, (unsigned)l))
 			votes[l]++;
 	}
 	for (unsigned i = 0; i < c->n; i++)
@@ -478,4 +528,26 @@ int hcluster_leader(struct hcluster *c, unsigned *leader)
 			return 0;
 		}
 	return -EAGAIN;
+}
+
+int hcluster_agreed(struct hcluster *c, unsigned *leader)
+{
+	if (c->d->status_leader_if) /* the followers' view is not asked */
+		return hcluster_leader(c, leader);
+	long agreed = -1;
+	for (unsigned i = 0; i < c->n; i++) {
+		long l;
+		int r;
+		if (!hcluster_reachable(c, i))
+			continue;
+		if ((r = hcluster_leader_of(c, i, &l)))
+			return r;
+		if (l < 0 || (agreed >= 0 && l != agreed) || !hcluster_reachable(c, (unsigned)l))
+			return -EAGAIN;
+		agreed = l;
+	}
+	if (agreed < 0)
+		return -EAGAIN;
+	*leader = (unsigned)agreed;
+	return 0;
 }

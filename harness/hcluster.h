@@ -1,7 +1,11 @@
 /* cluster: the nodes of a described system (desc.h) on 127.0.0.1, run by the generic supervisor
  * (collector/supervise.h): ports from a free block, each node's files written from the
  * description's templates, the command started, readiness and status asked as described, and
- * the faults (kill, pause, restart). It knows no particular system.
+ * the faults (kill, pause, restart, partition). It knows no particular system.
+ *
+ * With opts.netns each node runs in a network namespace of its own around a bridge
+ * (harness/netns.h; root only), at the address ${host} names (127.0.0.1 without), so that a
+ * partition can cut it off and a heal reconnect it while it runs.
  *
  * Node i (0-based) is named by the description's nodes.name (n1..nN); its ports are
  * base + i * nports + k for the k-th port of the description. Logs go to DIR/<node>.log.
@@ -14,6 +18,7 @@
 #include <stddef.h>
 
 #include "desc.h"
+#include "netns.h"
 #include "supervise.h"
 
 #define HCLUSTER_ERR_SIZE 768
@@ -23,6 +28,7 @@ struct hcluster_opts {
 	const char *work_dir;  /* required: created when missing */
 	unsigned nodes;        /* 0: the description's default */
 	const char *binary;    /* NULL: the description's */
+	bool netns;            /* each node in a network namespace (partitions; needs root) */
 	/* Each node's pid as soon as it is forked (start and restart), before it runs. */
 	void (*spawned)(void *ctx, unsigned node, int pid);
 	void *spawned_ctx;
@@ -40,6 +46,9 @@ struct hcluster {
 	void (*spawned)(void *ctx, unsigned node, int pid);
 	void *spawned_ctx;
 	bool sup_ready;
+	bool netns;
+	struct netns_net net;
+	bool cut[HCLUSTER_MAX_NODES]; /* cut off by hcluster_partition */
 	char err[HCLUSTER_ERR_SIZE];
 };
 
@@ -57,6 +66,14 @@ int hcluster_kill(struct hcluster *c, unsigned node);
 int hcluster_pause(struct hcluster *c, unsigned node);
 int hcluster_resume(struct hcluster *c, unsigned node);
 int hcluster_restart(struct hcluster *c, unsigned node);
+/* Cuts node off the network (it keeps running) / reconnects it; needs opts.netns. */
+int hcluster_partition(struct hcluster *c, unsigned node);
+int hcluster_heal(struct hcluster *c, unsigned node);
+/* Every reachable node names the same leader (with status.leader_if: exactly one says it
+ * leads, as hcluster_leader): 0 and *leader, -EAGAIN while they do not, or -errno. */
+int hcluster_agreed(struct hcluster *c, unsigned *leader);
+/* Running, not paused and not cut off: a node the harness can talk to. */
+bool hcluster_reachable(struct hcluster *c, unsigned node);
 
 /* Expands a node template for node (or -1: node-less) into *out (malloc'd). extra names and
  * values (may be NULL) are variables of the caller (a load's op). */

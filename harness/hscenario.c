@@ -30,6 +30,7 @@ static void phase(struct hscenario *s, const char *fmt, ...)
 struct leader_wait {
 	struct hscenario *s;
 	long not;         /* a leader other than this one */
+	bool all;         /* named by every reachable node */
 	unsigned found;
 	uint64_t next_ms; /* when to say again that it is still waiting */
 };
@@ -37,11 +38,11 @@ struct leader_wait {
 static int leader_cond(void *arg)
 {
 	struct leader_wait *w = arg;
-	int r = hcluster_leader(w->s->c, &w->found);
+	int r = w->all ? hcluster_agreed(w->s->c, &w->found) : hcluster_leader(w->s->c, &w->found);
 	if (r == -EAGAIN || (!r && (long)w->found == w->not)) {
 		/* An election can take seconds (NATS: 4 s at least): progress, once a second. */
 		if (sup_now_ms() >= w->next_ms) {
-			phase(w->s, "waiting for a %sleader", w->not >= 0 ? "new " : "");
+			phase(w->s, "waiting for a %sleader%s", w->not >= 0 ? "new " : "", w->all ? " every node names" : "");
 			w->next_ms += 1000;
 		}
 		return 0;
@@ -49,13 +50,14 @@ static int leader_cond(void *arg)
 	return r ? r : 1;
 }
 
-static int wait_leader(struct hscenario *s, long not, unsigned timeout_ms, unsigned *leader)
+static int wait_leader(struct hscenario *s, long not, bool all, unsigned timeout_ms, unsigned *leader)
 {
-	struct leader_wait w = { s, not, 0, sup_now_ms() + 1000 };
+	struct leader_wait w = { s, not, all, 0, sup_now_ms() + 1000 };
 	unsigned waited = 0;
 	int r = sup_wait_until(leader_cond, &w, 100, timeout_ms, &waited);
 	if (r == -ETIMEDOUT)
-		snprintf(s->err, sizeof(s->err), "no %sleader after %u ms", not >= 0 ? "new " : "", timeout_ms);
+		snprintf(s->err, sizeof(s->err), "no %sleader%s after %u ms", not >= 0 ? "new " : "",
+			 all ? " every node names" : "", timeout_ms);
 	else if (r)
 		snprintf(s->err, sizeof(s->err), "%s", s->c->err);
 	else
@@ -85,13 +87,13 @@ static int target(struct hscenario *s, const struct desc_step *st, unsigned *nod
 		*node = (unsigned)s->last_struck;
 		return 0;
 	case TARGET_LEADER:
-		return wait_leader(s, -1, st->timeout_ms, node);
+		return wait_leader(s, -1, false, st->timeout_ms, node);
 	case TARGET_FOLLOWER: {
-		if ((r = wait_leader(s, -1, st->timeout_ms, &leader)))
+		if ((r = wait_leader(s, -1, false, st->timeout_ms, &leader)))
 			return r;
 		unsigned cand[HCLUSTER_MAX_NODES], n = 0;
 		for (unsigned i = 0; i < c->n; i++)
-			if (i != leader && hcluster_running(c, i) && !c->sup.procs[c->proc[i]].stopped)
+			if (i != leader && hcluster_reachable(c, i))
 				cand[n++] = i;
 		if (!n) {
 			snprintf(s->err, sizeof(s->err), "no running follower to strike");
@@ -122,26 +124,29 @@ static int quiet_cond(void *arg)
 	return now - q->since_ms >= q->ms;
 }
 
-static int step(struct hscenario *s, const struct desc_step *st)
+static int step(struct hscenario *s, const struct desc_scenario *sc, const struct desc_step *st)
 {
 	struct hcluster *c = s->c;
 	unsigned node = 0, leader;
 	int r = 0;
 
 	switch (st->kind) {
-	case STEP_START:
-		if ((r = hcluster_start(c, s->d, s->copts))) {
+	case STEP_START: {
+		struct hcluster_opts o = *s->copts;
+		o.netns = sc->partitions; /* a node can only be cut off from its own namespace */
+		if ((r = hcluster_start(c, s->d, &o))) {
 			snprintf(s->err, sizeof(s->err), "%s", c->err);
 			return r;
 		}
 		s->started = true;
 		hload_init(&s->load, c);
-		phase(s, "%u nodes of %s up", c->n, c->d->name);
+		phase(s, "%u nodes of %s up%s", c->n, c->d->name, o.netns ? ", each in a network namespace" : "");
 		return 0;
+	}
 	case STEP_WAIT:
-		if ((r = wait_leader(s, st->new_leader ? s->last_struck : -1, st->timeout_ms, &leader)))
+		if ((r = wait_leader(s, st->new_leader ? s->last_struck : -1, st->all_agree, st->timeout_ms, &leader)))
 			return r;
-		phase(s, "%s leads", c->names[leader]);
+		phase(s, "%s leads%s", c->names[leader], st->all_agree ? ", every node says so" : "");
 		return 0;
 	case STEP_LOAD:
 		if ((r = hload_run(&s->load, st->count))) {
@@ -153,10 +158,14 @@ static int step(struct hscenario *s, const struct desc_step *st)
 	case STEP_KILL:
 	case STEP_PAUSE:
 	case STEP_RESTART:
+	case STEP_PARTITION:
 		if ((r = target(s, st, &node)))
 			return r;
 		s->last_struck = node;
-		if (st->kind == STEP_KILL) {
+		if (st->kind == STEP_PARTITION) {
+			phase(s, "cutting %s off the network", c->names[node]);
+			r = hcluster_partition(c, node);
+		} else if (st->kind == STEP_KILL) {
 			phase(s, "killing %s", c->names[node]);
 			r = hcluster_kill(c, node);
 		} else if (st->kind == STEP_RESTART) {
@@ -183,6 +192,14 @@ static int step(struct hscenario *s, const struct desc_step *st)
 					snprintf(s->err, sizeof(s->err), "%s", c->err);
 			}
 		return r;
+	case STEP_HEAL: /* every node cut off, at once */
+		for (unsigned i = 0; i < c->n && !r; i++)
+			if (c->cut[i]) {
+				phase(s, "reconnecting %s", c->names[i]);
+				if ((r = hcluster_heal(c, i)))
+					snprintf(s->err, sizeof(s->err), "%s", c->err);
+			}
+		return r;
 	case STEP_QUIET: {
 		struct quiet_wait q = { s, (uint64_t)-1, sup_now_ms(), st->ms };
 		r = sup_wait_until(quiet_cond, &q, 50, st->timeout_ms, NULL);
@@ -201,7 +218,7 @@ int hscenario_run(struct hscenario *s, const struct desc_scenario *sc)
 {
 	s->last_struck = -1;
 	for (size_t i = 0; i < sc->n; i++) {
-		int r = step(s, &sc->steps[i]);
+		int r = step(s, sc, &sc->steps[i]);
 		if (sup_interrupted())
 			return -EINTR;
 		if (!r && s->failed && s->failed(s->ctx)) {

@@ -1,6 +1,7 @@
 /* scenario: runs a described scenario (desc_scenario) on a cluster: start, wait for a leader,
- * load, faults (kill, pause, restart of the leader, a follower, a named node or the node last
- * struck), quiet and sleep. Every wait has a timeout and every choice comes from the seed, so a
+ * load, faults (kill, pause, restart, partition of the leader, a follower, a named node or the
+ * node last struck; resume, heal), quiet and sleep. A scenario with a partition starts its nodes
+ * in network namespaces. Every wait has a timeout and every choice comes from the seed, so a
  * scenario does the same work on every machine. It knows no particular system. */
 #ifndef SPECTAP_HARNESS_SCENARIO_H
 #define SPECTAP_HARNESS_SCENARIO_H

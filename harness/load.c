@@ -80,7 +80,7 @@ static int connect_next(struct hload *l)
 	char err[NET_ERR_SIZE] = "";
 	for (unsigned t = 0; t < c->n; t++) {
 		unsigned i = (unsigned)((l->node + 1 + (long)t) % (long)c->n);
-		if (!hcluster_running(c, i) || c->sup.procs[c->proc[i]].stopped)
+		if (!hcluster_reachable(c, i))
 			continue;
 		char *addr = NULL;
 		int r = hcluster_expand(c, c->d->load.tcp, i, NULL, NULL, 0, &addr);
@@ -118,6 +118,8 @@ static int tcp_op(struct hload *l)
 	size_t n = 0, line_end;
 	int r;
 
+	if (l->fd >= 0 && !hcluster_reachable(c, (unsigned)l->node)) /* paused or cut off since */
+		disconnect(l);
 	if (l->fd < 0 && (r = connect_next(l)))
 		return r;
 	snprintf(opnum, sizeof(opnum), "%" PRIu64, l->ops);

@@ -12,6 +12,7 @@
 #include "cluster.h"
 #include "commands.h"
 #include "desc.h"
+#include "netns.h"
 #include "ensemble.h"
 #include "lttng_reader.h"
 #include "rr_cluster.h"
@@ -106,6 +107,7 @@ int cmd_doctor(int argc, char **argv)
 	add(zk_programs, ZK_N_PROGS, all, &n);
 	add(rr_programs, RR_N_PROGS, all, &n);
 	add(lttng_programs, 1, all, &n);
+	add(netns_programs, NETNS_N_PROGS, all, &n);
 	add(toolchain, sizeof(toolchain) / sizeof(toolchain[0]), all, &n);
 	add(described, add_described(), all, &n);
 

@@ -27,11 +27,12 @@ static const char usage_head[] =
 	"usage: spectap record SYSTEM --scenario NAME [--nodes N] [--seed S] -o OUT.spt [options]\n"
 	"\n"
 	"Records a system described as data (systems/SYSTEM/system.yaml, docs/adding-a-system.md):\n"
-	"starts its nodes on 127.0.0.1, attaches its probes (eBPF uprobes), runs the scenario,\n"
-	"turns the probe hits into events with the system's events module, stops everything and\n"
-	"writes one trace. At the end each node's leader in the trace is compared with what the node\n"
-	"itself reports, where the description says how to ask. Needs root (BPF). Nothing is left\n"
-	"running, even on Ctrl-C or an error.\n"
+	"starts its nodes on 127.0.0.1 (each in a network namespace of its own when the scenario\n"
+	"partitions), attaches its probes (eBPF uprobes), runs the scenario, turns the probe hits\n"
+	"into events with the system's events module, stops everything and writes one trace. At the\n"
+	"end each node's leader in the trace is compared with what the node itself reports, where\n"
+	"the description says how to ask. Needs root (BPF). Nothing is left running, even on Ctrl-C\n"
+	"or an error.\n"
 	"\n"
 	"  --scenario NAME  one of the description's scenarios (below)\n"
 	"  --nodes N        nodes (the description's default and range)\n"
@@ -338,6 +339,7 @@ static int record(struct rec *r)
 		cli_json_str(stdout, r->com.scenario);
 		printf(",\"work_dir\":");
 		cli_json_str(stdout, r->keep ? r->keep : dir);
+		printf(",\"netns\":%s", scen->partitions ? "true" : "false"); /* each node in a namespace */
 		printf(",\"seed\":%" PRIu64 ",\"nodes\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"hits\":%" PRIu64
 		       ",\"repeats\":%" PRIu64 ",\"sends\":%" PRIu64 ",\"receives\":%" PRIu64 ",\"paired\":%" PRIu64
 		       ",\"unpaired_receives\":%" PRIu64 ",\"unpaired_sends\":%" PRIu64 ",\"probe_sites\":{\"entry\":%u,\"return\":%u}",

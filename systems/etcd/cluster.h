@@ -4,7 +4,7 @@
  * base + 2i and client port base + 2i + 1, data dirs <work>/nK.etcd, logs <work>/nK.log,
  * --heartbeat-interval 100 --election-timeout 1000 by default, zap logger to stderr.
  *
- * With opts.netns, each member runs in its own network namespace (systems/etcd/netns.h) on
+ * With opts.netns, each member runs in its own network namespace (harness/netns.h) on
  * address 10.231.<k>.<i+1> instead of 127.0.0.1 (same ports), all joined by a bridge on which
  * the root namespace has 10.231.<k>.254, so etcdctl and load clients run from here as usual;
  * etcd_cluster_partition cuts a member off (its root-side veth down) and etcd_cluster_heal
@@ -32,7 +32,7 @@
 #include "spectap/programs.h"
 
 /* What the cluster runs (etcd_programs.c). */
-enum { ETCD_PROG_ETCD, ETCD_PROG_ETCDCTL, ETCD_PROG_IP, ETCD_N_PROGS };
+enum { ETCD_PROG_ETCD, ETCD_PROG_ETCDCTL, ETCD_N_PROGS };
 extern const struct spt_program etcd_programs[ETCD_N_PROGS + 1];
 
 #include "netns.h"

@@ -4,5 +4,4 @@
 const struct spt_program etcd_programs[ETCD_N_PROGS + 1] = {
 	[ETCD_PROG_ETCD] = { "/usr/bin/etcd", "etcd-server", "the cluster's members (record etcd)" },
 	[ETCD_PROG_ETCDCTL] = { "/usr/bin/etcdctl", "etcd-client", "member status and puts (record etcd)" },
-	[ETCD_PROG_IP] = { "/usr/sbin/ip", "iproute2", "network namespaces for partitions (record etcd)" },
 };

@@ -3,7 +3,8 @@
 # with no probes (tests/data/systems/redis-replicas: redis-server, one primary and its replicas,
 # asked over TCP in Redis's protocol): ready and status by a text sent over TCP, the leader as
 # the node whose answer says so, a node of its own for the first node (${first|...|...}) and
-# another node's port (${port.client@1}), a load in Redis's protocol, kill and restart.
+# another node's port and address (${port.client@1}, ${host@1}), a load in Redis's protocol, kill
+# and restart, and a partition (every node in a network namespace).
 . tests/cli/lib.sh
 S=tests/data/systems
 if [ ! -x /usr/bin/redis-server ]; then
@@ -21,6 +22,17 @@ check_contains "the leader is the node whose status says it leads" "$T/e2" "r1 l
 check_contains "a follower is struck" "$T/e2" "killing r"
 check_contains "and started again" "$T/e2" "restarting r"
 check "nothing is left running" test -z "$(pgrep -f 'spectap-record-.*/r[0-9].conf' || true)"
+# A partition: the nodes in network namespaces, a replica cut off while the primary takes the
+# load, then reconnected; the namespaces are gone after.
+ns_before=$(ip netns list 2>/dev/null | grep -c '^spt-' || true)
+run_status 0 "$T/p.json" "$T/pe" env SPECTAP_SYSTEMS=$S "$SPECTAP" record redis-replicas --scenario partition-replica \
+	--no-probes
+check_contains "partition: each node in a network namespace" "$T/pe" "3 nodes of redis-replicas up, each in a network namespace"
+check_contains "partition: a replica is cut off" "$T/pe" "cutting r"
+check_contains "partition: and reconnected" "$T/pe" "reconnecting r"
+check_contains "partition: the primary took every operation" "$T/pe" "load: 50 operations so far, 50 acknowledged"
+check_eq "partition: no namespace is left" "$ns_before" "$(ip netns list 2>/dev/null | grep -c '^spt-' || true)"
+check "partition: nothing is left running" test -z "$(pgrep -f 'spectap-record-.*/r[0-9].conf' || true)"
 run_status 2 "$T/o3" "$T/e3" env SPECTAP_SYSTEMS=$S "$SPECTAP" record redis-replicas --scenario kill-replica -o "$T/x.spt"
 check_contains "a description without probes records only with --no-probes" "$T/e3" "describes no probes"
 check "and writes nothing" test ! -e "$T/x.spt"

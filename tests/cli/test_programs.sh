@@ -33,7 +33,7 @@ done <"$T/progs"
 # The tables are the only place that names a program: no other path literal under /usr or /bin
 # in the code (coreutils' /bin/true and /bin/sleep, which every Debian has, excepted).
 grep -rnE '"/(usr/)?s?bin/[A-Za-z0-9_.-]+|"/usr/(lib|share)/(jvm|java|zookeeper)' --include=*.c --include=*.h \
-	lib replay collector probes systems tools tests bench |
+	lib replay collector probes harness systems tools tests bench |
 	grep -vE '_programs\.c:|collector/lttng_reader\.c:.*"/usr/bin/lttng-sessiond"|tools/cmd_doctor\.c:|"/bin/(true|sleep)"' >"$T/literals"
 if [ -s "$T/literals" ]; then
 	bad "program paths outside the tables (take them from etcd_programs, zk_programs, ...):"
@@ -42,7 +42,7 @@ else
 	ok
 fi
 # Programs run by bare name from a shell or PATH lookup in the C code must be in the table too.
-grep -rnoE 'exec(lp|vp)\("[a-z0-9_-]+"|(popen|system)\("[a-z0-9_-]+' --include=*.c lib replay collector probes systems tools |
+grep -rnoE 'exec(lp|vp)\("[a-z0-9_-]+"|(popen|system)\("[a-z0-9_-]+' --include=*.c lib replay collector probes harness systems tools |
 	sed -E 's/.*\("//' | sort -u >"$T/bare"
 while read -r prog; do
 	if jq -e --arg p "$prog" '.programs | any(.path | endswith("/" + $p))' "$T/doc.json" >/dev/null; then ok; else

@@ -45,7 +45,8 @@ check "nothing was left running" test -z "$(pgrep -f "$T/sys" || true)"
 SPEC=$N/spec/NatsRaft.tla
 MAP=$N/spec/NatsMap.tla
 : >"$T/hits"
-for sc in initial-election leader-kill leader-restart leader-pause split-vote; do
+ip netns list 2>/dev/null | grep -c '^spt-' >"$T/ns.before" || true
+for sc in initial-election leader-kill leader-restart leader-pause split-vote leader-partition; do
 	run_status 0 "$T/$sc.json" "$T/$sc.err" "$SPECTAP" record nats --scenario "$sc" --seed 3 -o "$T/$sc.spt" --json
 	check_eq "$sc: nothing lost" 0 "$(jq .lost "$T/$sc.json")"
 	check_eq "$sc: every receive pairs with a send" 0 "$(jq .unpaired_receives "$T/$sc.json")"
@@ -60,6 +61,20 @@ for p in $(jq -r '.probe_hits | keys[]' "$T/initial-election.json"); do
 	check "probe $p fires in some scenario" grep -qx "$p" "$T/hits"
 done
 check_eq "a leader was elected again after the kill" 2 "$(jq '.probe_hits.leader' "$T/leader-kill.json")"
+# A partition (data only: systems/nats/system.yaml's leader-partition): the nodes ran in network
+# namespaces, the two the leader was cut off from elected another, and once healed the old
+# leader stepped down and every node named the same leader; the namespaces are gone.
+check_eq "leader-partition: the nodes ran in network namespaces (and only there)" "true false" \
+	"$(jq .netns "$T/leader-partition.json") $(jq .netns "$T/leader-kill.json")"
+check_eq "leader-partition: at the end every node names the same leader" 1 \
+	"$(jq '[.final[].node_says] | unique | length' "$T/leader-partition.json")"
+check_eq "leader-partition: a leader was elected while the old one was cut off" 2 \
+	"$(jq '.probe_hits.leader' "$T/leader-partition.json")"
+check "leader-partition: the cut-off leader stepped down after the heal" \
+	test "$(jq '.probe_hits.follower' "$T/leader-partition.json")" -ge 1
+check_eq "leader-partition: HandleVoteRequest and BecomeFollower windows pass" "true" \
+	"$(jq '.actions.BecomeFollower.passed >= 1 and .actions.BecomeLeader.passed == 2' "$T/leader-partition.check")"
+check_eq "no network namespace is left" "$(cat "$T/ns.before")" "$(ip netns list 2>/dev/null | grep -c '^spt-' || true)"
 check "a paused leader steps down when it wakes" test "$(jq '.probe_hits.follower' "$T/leader-pause.json")" -ge 1
 # A call whose prologue grows the stack runs its entry twice; only the jbe that goes on counts:
 # each call is seen once (begins and ends differ by at most a call in progress per node).

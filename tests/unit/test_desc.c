@@ -131,7 +131,8 @@ static void test_desc_ok(void)
 	char err[DESC_ERR_SIZE];
 	int r = load(HEAD "files:\n  \"${node}.conf\": |\n    peers: ${each:,:${node}}\n"
 			  "scenarios:\n  s1: [start, {wait: leader}, {kill: leader}, {pause: n2, for: 2s}, {restart: last},"
-			  " {quiet: 500ms, timeout: 5s}]\n  s2: [start, {pause: follower}, {pause: n3}, {resume: paused}]\n",
+			  " {quiet: 500ms, timeout: 5s}]\n  s2: [start, {pause: follower}, {pause: n3}, {resume: paused}]\n"
+			  "  s3: [start, {partition: leader}, {wait: new-leader}, {heal: partitioned}, {wait: all}]\n",
 		     &d, err);
 	CHECKF(r == 0, "%s", err);
 	if (r)
@@ -155,6 +156,15 @@ static void test_desc_ok(void)
 		CHECK(sc->steps[2].kind == STEP_PAUSE && sc->steps[2].hold && sc->steps[2].node == 2);
 		CHECK(sc->steps[3].kind == STEP_RESUME);
 		CHECK(!sc->steps[0].hold);
+	}
+	CHECK(!desc_scenario(&d, "s1")->partitions && !desc_scenario(&d, "s2")->partitions);
+	sc = desc_scenario(&d, "s3");
+	CHECK(sc && sc->n == 5 && sc->partitions);
+	if (sc && sc->n == 5) { /* a scenario with a partition runs its nodes in namespaces */
+		CHECK(sc->steps[1].kind == STEP_PARTITION && sc->steps[1].target == TARGET_LEADER);
+		CHECK(sc->steps[2].kind == STEP_WAIT && sc->steps[2].new_leader && !sc->steps[2].all_agree);
+		CHECK(sc->steps[3].kind == STEP_HEAL);
+		CHECK(sc->steps[4].kind == STEP_WAIT && sc->steps[4].all_agree && !sc->steps[4].new_leader);
 	}
 	desc_free(&d);
 
@@ -182,6 +192,13 @@ static void test_desc_errors(void)
 		{ HEAD "scenarios: {s: [start, {resume: paused}]}\n", "6:24: scenario s: resume, but no pause without 'for'" },
 		{ HEAD "scenarios: {s: [start, {pause: n1}, {resume: n1}]}\n", "resume: paused (every node" },
 		{ HEAD "scenarios: {s: [start, {quiet: 3 weeks}]}\n", "is not a duration" },
+		{ HEAD "scenarios: {s: [start, {partition: n2}]}\n",
+		  "6:24: scenario s: this partition is not healed: add {heal: partitioned}" },
+		{ HEAD "scenarios: {s: [start, {heal: partitioned}]}\n", "6:24: scenario s: heal, but no partition before it" },
+		{ HEAD "scenarios: {s: [start, {partition: n2}, {heal: n2}]}\n", "6:48: heal: partitioned (every node" },
+		{ HEAD "scenarios: {s: [start, {partition: majority}]}\n", "'majority' is not leader, follower" },
+		{ HEAD "scenarios: {s: [start, {wait: everyone}]}\n", "wait: leader, new-leader (another than the node last "
+		  "struck) or all" },
 		{ "system: x\nbinary: /b\nports: [peer]\nrun: [\"${port.client}\"]\nready: {run: [x]}\nscenarios: {s: [start]}\n",
 		  "4:7: run: unknown variable 'port.client'" },
 		{ "system: x\nbinary: /b\nrun: [x]\nready: {run: [x]}\nfiles:\n  a.conf: |\n    ok\n    bad ${nod}\n"

@@ -1,6 +1,5 @@
 /* A private network of namespaces around a bridge, made with `ip`; see netns.h. */
 #include "netns.h"
-#include "cluster.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -43,7 +42,7 @@ static int nfail(struct netns_net *net, int e, const char *fmt, ...)
 
 const char *netns_ip_path(void)
 {
-	const char *ip = etcd_programs[ETCD_PROG_IP].path;
+	const char *ip = netns_programs[0].path;
 	return access(ip, X_OK) == 0 ? ip : NULL;
 }
 

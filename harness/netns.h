@@ -37,6 +37,12 @@
 
 #define NETNS_MAX_MEMBERS 9
 #define NETNS_ERR_SIZE 768
+#include "spectap/programs.h"
+
+/* The ip binary, from iproute2 (harness/net_programs.c). */
+enum { NETNS_N_PROGS = 1 };
+extern const struct spt_program netns_programs[NETNS_N_PROGS];
+
 /* Arguments netns_exec_prefix puts before a command. */
 #define NETNS_EXEC_ARGC 4
 
