@@ -403,7 +403,7 @@ clang-check: $(GEN_H) $(GRAMMAR)/parser.c $(BPF_SKEL) zk-clang-check
 unit: $(UNIT_BIN)
 	@sh tests/run-unit.sh $(UNIT_BIN)
 
-cli: $(BUILD)/spectap $(BUILD)/san/spectap
+cli: $(BUILD)/spectap $(BUILD)/san/spectap $(BUILD)/tests/c_target
 	@SPECTAP=$(BUILD)/san/spectap BUILD=$(BUILD) sh tests/run-cli.sh
 
 fuzz-smoke: $(FUZZ_BIN)

@@ -351,7 +351,7 @@ static int read_load(struct rd *r, const struct ynode *top)
 
 static int read_probes(struct rd *r, const struct ynode *top)
 {
-	static const char *const keys[] = { "go", "read_sets", "functions", NULL };
+	static const char *const keys[] = { "go", "c", "read_sets", "functions", NULL };
 	static const char *const go_keys[] = { "package", "gopath", "debian", NULL };
 	static const char *const fkeys[] = { "func", "at", "name", "with", "reads", NULL };
 	const struct ynode *n = ynode_get(top, "probes"), *g, *fs, *sets;
@@ -361,16 +361,24 @@ static int read_probes(struct rd *r, const struct ynode *top)
 		return 0;
 	if ((e = want(r, n, YNODE_MAP, "probes")) || (e = only_keys(r, n, "probes", keys)))
 		return e;
-	if (!(g = ynode_get(n, "go")))
-		return FAIL(r, n, "probes: say the language of the binary (go: {package: ...}); only go is described "
-				  "as data so far");
-	d->lang = DESC_LANG_GO;
-	if ((e = want(r, g, YNODE_MAP, "probes.go")) || (e = only_keys(r, g, "probes.go", go_keys)) ||
-	    (e = req_str(r, g, "package", "probes.go", &d->go_package)) || (e = opt_str(r, g, "gopath", &d->go_path)) ||
-	    (e = opt_str(r, g, "debian", &d->go_debian)))
-		return e;
-	if (!d->go_path && !(d->go_path = strdup("/usr/share/gocode")))
-		return -ENOMEM;
+	const struct ynode *cl = ynode_get(n, "c");
+	g = ynode_get(n, "go");
+	if (!g == !cl)
+		return FAIL(r, n, "probes: say the language of the binary: go: {package: ...} (fields from the "
+				  "package's source) or c: {} (fields through the binary's DWARF), one of them");
+	if (cl) { /* the binary (or its debug file) describes itself: nothing to say */
+		d->lang = DESC_LANG_C;
+		if ((e = want(r, cl, YNODE_MAP, "probes.c")) || (e = only_keys(r, cl, "probes.c", (const char *const[]){ NULL })))
+			return e;
+	} else {
+		d->lang = DESC_LANG_GO;
+		if ((e = want(r, g, YNODE_MAP, "probes.go")) || (e = only_keys(r, g, "probes.go", go_keys)) ||
+		    (e = req_str(r, g, "package", "probes.go", &d->go_package)) ||
+		    (e = opt_str(r, g, "gopath", &d->go_path)) || (e = opt_str(r, g, "debian", &d->go_debian)))
+			return e;
+		if (!d->go_path && !(d->go_path = strdup("/usr/share/gocode")))
+			return -ENOMEM;
+	}
 	if ((sets = ynode_get(n, "read_sets")) && (e = want(r, sets, YNODE_MAP, "probes.read_sets")))
 		return e;
 	for (size_t i = 0; sets && i < sets->n; i++)

@@ -73,7 +73,7 @@ struct desc_probe {
 	struct desc_pos pos;
 };
 
-enum desc_lang { DESC_LANG_NONE, DESC_LANG_GO };
+enum desc_lang { DESC_LANG_NONE, DESC_LANG_GO, DESC_LANG_C };
 
 enum desc_step_kind {
 	STEP_START,     /* start every node and wait until each is ready */

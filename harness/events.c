@@ -86,6 +86,8 @@ uint64_t hevents_probe_hits(const struct hevents *e, size_t i) { return i < e->p
  * site may also find the stack moved, by a nested call that grew it: that one is missed there.) */
 static bool repeat(struct hevents *e, const struct hprobe *p, const struct uprobe_event *ev, uint64_t ktime)
 {
+	if (p->g_read < 0) /* C: no morestack */
+		return false;
 	uint64_t g = ev->val[p->g_read];
 	struct last_hit *l = &e->last[(g >> 4) * 0x9e3779b97f4a7c15ULL >> 52];
 	bool rep;
@@ -178,7 +180,7 @@ static spt_val *hit_value(struct spt_arena *a, const struct hevents *e, const st
 			return NULL;
 	/* Who ran it: the goroutine (its g), which a Go step keeps from entry to return whatever
 	 * thread runs it. */
-	uint64_t g = ev->val[p->g_read];
+	uint64_t g = p->g_read >= 0 ? ev->val[p->g_read] : ev->tid; /* C: the thread */
 	const char *names[] = { "probe", "node", "tid", "g", "ts", "r", "faulted", "nodes" };
 	spt_val *vals[] = { spt_cstr(a, p->dp->name), spt_cstr(a, s->node), spt_int(a, ev->tid),
 			    spt_int(a, (int64_t)(g & INT64_MAX)), spt_int(a, (int64_t)s->ktime), r, fs,

@@ -406,8 +406,10 @@ int hprobes_attach(struct uprobe_loader *l, const struct desc *d, const char *bi
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (d->lang != DESC_LANG_GO)
-		return pfail(err, ENOTSUP, "%s: only Go probes are described as data so far", d->path);
+	if (d->lang == DESC_LANG_C)
+		return hprobes_attach_c(l, d, binary, out, err);
+	if (d->lang != DESC_LANG_GO || !goprobe)
+		return pfail(err, ENOTSUP, "%s: Go probes need tools/goprobe", d->path);
 	if ((r = gobin_open(binary, &g, gerr)))
 		return pfail(err, -r, "%s", gerr);
 	spt_arena_init(&a);

@@ -55,9 +55,16 @@ struct hprobes {
 	unsigned sites, entry_sites, ret_sites;
 };
 
-/* Resolves and attaches every probe of d to binary (goprobe: the tools/go/goprobe program). */
+/* Resolves and attaches every probe of d to binary (goprobe: the tools/go/goprobe program, for
+ * Go; a C binary's probes go to hprobes_attach_c). */
 int hprobes_attach(struct uprobe_loader *l, const struct desc *d, const char *binary, const char *goprobe,
 		   struct hprobes *out, char *err);
+/* A C binary's (harness/cprobes.c): functions by name and reads as C expressions of their
+ * parameters (`me->current_term`, `e->term`, `return`) resolved through its DWARF (probes/c);
+ * entry probes on the first instruction, return probes as uretprobes, which read only what the
+ * function returns. No g, flags, return-address or stack reads (-1): a C call is seen once. */
+int hprobes_attach_c(struct uprobe_loader *l, const struct desc *d, const char *binary, struct hprobes *out,
+		     char *err);
 void hprobes_free(struct hprobes *p);
 const struct hprobe *hprobes_find(const struct hprobes *p, uint32_t id);
 

@@ -245,16 +245,20 @@ static int record(struct rec *r)
 	bool bg = false, made_dir = false;
 	int rc = CLI_FAIL;
 	const char *binary = r->binary ? r->binary : d->binary;
+	char abs_binary[PATH_MAX];
 
 	memset(&cl, 0, sizeof(cl));
 	memset(&sc, 0, sizeof(sc));
+	/* The nodes run in the work directory: a relative --binary is the caller's. */
+	if (r->binary && realpath(r->binary, abs_binary))
+		binary = abs_binary;
 	if (geteuid() != 0)
 		return cli_fail(c, "recording needs root (eBPF uprobes); run it as root");
 	if (access(binary, X_OK))
 		return cli_fail(c, "%s: %s%s%s", binary, strerror(errno), d->package ? "; install Debian's " : "",
 				d->package ? d->package : "");
-	const char *goprobe = cli_beside_self("tools/goprobe", X_OK, gp, sizeof(gp));
-	if (!goprobe)
+	const char *goprobe = d->lang == DESC_LANG_GO ? cli_beside_self("tools/goprobe", X_OK, gp, sizeof(gp)) : NULL;
+	if (d->lang == DESC_LANG_GO && !goprobe)
 		return cli_fail(c, "tools/goprobe is not beside spectap: build it with `make`");
 	snprintf(module, sizeof(module), "%s/%s", d->dir, d->events);
 	sup_install_interrupt();

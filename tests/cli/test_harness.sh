@@ -42,4 +42,42 @@ cp -r $S/redis-replicas "$T/sys/"
 sed -i 's/${port.client@1}/${port.client@7}/' "$T/sys/redis-replicas/system.yaml"
 run_status 1 "$T/o4" "$T/e4" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record redis-replicas --scenario kill-replica --no-probes
 check_contains "a node out of range is named" "$T/e4" "'port.client@7': @ takes a node's number"
+
+# C probes described as data (tests/data/systems/c-target): spectap's C test target, its
+# functions and their parameters' fields through its DWARF, signed and unsigned, at entries and
+# a return, a void * field cast to its struct; every value the loop set, for all 300 calls.
+CT="$BUILD/tests/c_target"
+run_status 0 "$T/ct.json" "$T/cte" env SPECTAP_SYSTEMS=$S "$SPECTAP" record c-target --scenario loop --binary "$CT" \
+	-o "$T/ct.spt" --json
+check_eq "C probes: 300 hits of each probe, nothing lost" "1200 0" "$(jq -r '"\(.events) \(.lost)"' "$T/ct.json")"
+"$SPECTAP" export --to json "$T/ct.spt" -o "$T/ct.ndjson" 2>/dev/null
+for k in candidate candidate_end append touch; do
+	jq -c --arg k "$k" 'select(.event.kind == $k) | .event.state' "$T/ct.ndjson" >"$T/ct.$k"
+done
+check_eq "C probes: at raft_become_candidate's entry, me->... and node_id as the loop set them" 0 \
+	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key), voted_for: -1, commit: .key, count: .key,
+		node: (.key % 5 + 1)})) | length' "$T/ct.candidate")"
+check_eq "C probes: its return value" 0 \
+	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key + 1)})) | length' "$T/ct.candidate_end")"
+check_eq "C probes: raft_append_entry's entry, e->term and e->id and the server after the candidacy" 0 \
+	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key + 1), voted_for: (.key % 5 + 1), commit: .key,
+		count: .key, entry_term: (10 * .key + 1), entry_id: .key})) | length' "$T/ct.append")"
+check_eq "C probes: a void * field read as the struct it points to" 0 \
+	"$(jq -s 'to_entries | map(select(.value != {id: (.key % 3), term: (10 * .key + 1)})) | length' "$T/ct.touch")"
+check_eq "C probes: 300 of each" "300 300 300 300" "$(wc -l <"$T/ct.candidate") $(wc -l <"$T/ct.candidate_end") $(wc -l <"$T/ct.append") $(wc -l <"$T/ct.touch")"
+# Bad C probes are named with their place before anything starts.
+cp -r $S/c-target "$T/sys/"
+Y="$T/sys/c-target/system.yaml"
+sed 's/func: raft_node_touch,/func: raft_node_tuch,/' $S/c-target/system.yaml >"$Y"
+run_status 1 "$T/o5" "$T/e5" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
+check_contains "C probes: a function the binary lacks is named with its line" "$T/e5" "system.yaml:19:7: raft_node_tuch"
+sed 's/term: me->current_term,/term: me->current_trm,/' $S/c-target/system.yaml >"$Y"
+run_status 1 "$T/o6" "$T/e6" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
+check_contains "C probes: a field that does not resolve is named" "$T/e6" "read term: "
+check_contains "C probes: with the field" "$T/e6" "current_trm"
+sed 's/reads: {term: return}/reads: {term: me->current_term}/' $S/c-target/system.yaml >"$Y"
+run_status 1 "$T/o7" "$T/e7" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
+check_contains "C probes: a parameter read at a return is refused, saying what to do" "$T/e7" \
+	"at a return only \`return\` (the value it returns) can be read; read the parameters at the entry"
+check "and nothing was written" test ! -e "$T/y.spt"
 finish

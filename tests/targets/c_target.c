@@ -4,8 +4,9 @@
  * from the loop index, so a test can check what DWARF says and every value a probe read.
  * Built with -O2 -g.
  *
- *   c_target [-n CALLS] [-w]   run the loop CALLS times (default 2000, at most LOG_CAP);
- *                              -w: wait for one byte on stdin first
+ *   c_target [-n CALLS] [-w] [-s]  run the loop CALLS times (default 2000, at most LOG_CAP);
+ *                              -w: wait for one byte on stdin first; -s: then stay until a
+ *                              signal (a node of tests/data/systems/c-target)
  *   c_target -p                print "path offset size" of the fields the test looks up
  *
  * The same source also builds the shared-object variant: with -DC_TARGET_LIB -shared -fPIC it is
@@ -212,15 +213,16 @@ int main(int argc, char **argv)
 	static raft_server_t srv;
 	raft_server_t *me = &srv;
 	long calls = 2000;
-	int opt, wait_stdin = 0;
+	int opt, wait_stdin = 0, stay = 0;
 
-	while ((opt = getopt(argc, argv, "n:wp")) != -1) {
+	while ((opt = getopt(argc, argv, "n:wps")) != -1) {
 		switch (opt) {
 		case 'n': calls = strtol(optarg, NULL, 10); break;
 		case 'w': wait_stdin = 1; break;
+		case 's': stay = 1; break;
 		case 'p': print_offsets(); return 0;
 		default:
-			fprintf(stderr, "usage: %s [-n CALLS] [-w] | -p\n", argv[0]);
+			fprintf(stderr, "usage: %s [-n CALLS] [-w] [-s] | -p\n", argv[0]);
 			return 2;
 		}
 	}
@@ -260,6 +262,8 @@ int main(int argc, char **argv)
 		sink += raft_inlined_only(i);
 		sink += raft_both_ways(i);
 	}
+	while (stay)
+		pause();
 	return 0;
 }
 #endif

@@ -1,0 +1,120 @@
+/* cprobes: a description's probes on a C binary, through its DWARF (goprobes.h, DESC_LANG_C). */
+#include "goprobes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cbin.h"
+
+#include <stdarg.h>
+
+_Static_assert(DESC_MAX_READS <= UPROBE_MAX_READS, "a described probe's reads fit one record");
+
+static void __attribute__((format(printf, 2, 3))) cfail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, HPROBES_ERR_SIZE, fmt, ap);
+	va_end(ap);
+}
+#define FAIL(...) cfail(err, __VA_ARGS__)
+
+/* The value of one read, as the events module sees it: a scalar's signedness from the read,
+ * anything wider than 8 bytes as its bytes. */
+static enum hread_kind kind_of(const struct uprobe_read *u)
+{
+	if (u->kind == UPROBE_READ_BLOCK)
+		return HREAD_BYTES;
+	return u->flags & UPROBE_READ_SIGNED ? HREAD_INT : HREAD_UINT;
+}
+
+static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char *binary, const struct desc *d,
+		      size_t i, struct hprobes *out, char *err)
+{
+	const struct desc_probe *dp = &d->probes[i];
+	struct hprobe *hp = &out->p[i];
+	struct probe_spec spec;
+	struct cbin_func f;
+	char cerr[512];
+	int r;
+
+	memset(&spec, 0, sizeof(spec));
+	hp->dp = dp;
+	hp->id = HPROBES_ID_BASE + (uint32_t)i;
+	/* No goroutine, and a C entry is never run twice for one call: the thread says who ran it. */
+	hp->g_read = hp->flags_read = hp->ret_read = hp->sp_read = -1;
+	if ((r = cbin_func_find(c, dp->func, &f, cerr))) {
+		FAIL("%s:%u:%u: %s: %s", d->path, dp->pos.line, dp->pos.col, dp->func, cerr);
+		return r;
+	}
+	bool at_return = dp->at == DESC_AT_RETURN;
+	for (size_t k = 0; k < dp->nreads; k++) {
+		const struct desc_read *rd = &dp->reads[k];
+		/* At a return the parameters' registers are gone: only the return value is there. */
+		if (at_return && !strstr(rd->expr, "return")) {
+			FAIL("%s:%u:%u: %s, read %s (%s): at a return only `return` (the value it returns) can be "
+			     "read; read the parameters at the entry (a probe without at: return)",
+			     d->path, rd->pos.line, rd->pos.col, dp->func, rd->name, rd->expr);
+			return -EINVAL;
+		}
+		if ((r = cbin_read(c, &f, rd->expr, -1, &spec.reads[k], cerr))) {
+			FAIL("%s:%u:%u: %s, read %s: %s", d->path, rd->pos.line, rd->pos.col, dp->func, rd->name, cerr);
+			return r;
+		}
+		struct hread *h = &hp->reads[hp->nreads++];
+		h->name = rd->name;
+		h->kind = kind_of(&spec.reads[k]);
+		h->v = (int)k;
+		h->b = h->kind == HREAD_BYTES ? (int)k : -1;
+	}
+	spec.nreads = (uint32_t)dp->nreads;
+	if (at_return)
+		spec.flags = UPROBE_SPEC_RETPROBE;
+	if ((r = uprobe_attach(l, binary, f.file_off, hp->id, &spec, -1))) {
+		FAIL("attaching %s at its %s: %s", dp->func, at_return ? "return" : "entry", uprobe_loader_error(l));
+		return r;
+	}
+	hp->nsites = 1;
+	if (at_return)
+		out->ret_sites++;
+	else
+		out->entry_sites++;
+	return 0;
+}
+
+int hprobes_attach_c(struct uprobe_loader *l, const struct desc *d, const char *binary, struct hprobes *out,
+		     char *err)
+{
+	struct cbin *c = NULL;
+	char cerr[512];
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = cbin_open(binary, &c, cerr))) {
+		FAIL("%s: %s (a C binary's probes need its DWARF: build it with -g, or install its debug symbols)",
+		     binary, cerr);
+		return r;
+	}
+	snprintf(out->go_version, sizeof(out->go_version), "C, DWARF");
+	out->p = calloc(d->nprobes ? d->nprobes : 1, sizeof(*out->p));
+	out->table = calloc(d->nprobes ? d->nprobes : 1, sizeof(*out->table));
+	if (!out->p || !out->table) {
+		FAIL("out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
+	out->n = d->nprobes;
+	for (size_t i = 0; i < d->nprobes && !r; i++) {
+		r = attach_one(l, c, binary, d, i, out, err);
+		out->table[i] = (struct collect_probe){ .probe_id = out->p[i].id, .kind = d->probes[i].name };
+		out->sites += out->p[i].nsites;
+	}
+	out->ctable = (struct collect_table){ out->table, out->n };
+out:
+	cbin_close(c);
+	if (r)
+		hprobes_free(out);
+	return r;
+}
