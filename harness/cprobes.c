@@ -49,17 +49,26 @@ static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char 
 		FAIL("%s:%u:%u: %s: %s", d->path, dp->pos.line, dp->pos.col, dp->func, cerr);
 		return r;
 	}
-	bool at_return = dp->at == DESC_AT_RETURN;
+	bool at_return = dp->at == DESC_AT_RETURN, stash = false;
 	for (size_t k = 0; k < dp->nreads; k++) {
 		const struct desc_read *rd = &dp->reads[k];
-		/* At a return the parameters' registers are gone: only the return value is there. */
-		if (at_return && !strstr(rd->expr, "return")) {
-			FAIL("%s:%u:%u: %s, read %s (%s): at a return only `return` (the value it returns) can be "
-			     "read; read the parameters at the entry (a probe without at: return)",
-			     d->path, rd->pos.line, rd->pos.col, dp->func, rd->name, rd->expr);
+		/* At a return the parameters' registers are gone: the entry saves the first ones (the
+		 * stash, per thread and frame) and the return reads through them. */
+		int slot = at_return ? cbin_expr_param(&f, rd->expr) : -1;
+		if (at_return && slot < 0 && strncmp(rd->expr, "return", 6)) {
+			FAIL("%s:%u:%u: %s, read %s (%s): at a return, read `return` (the value it returns) or through "
+			     "one of the first %d parameters", d->path, rd->pos.line, rd->pos.col, dp->func, rd->name,
+			     rd->expr, UPROBE_MAX_STASH);
 			return -EINVAL;
 		}
-		if ((r = cbin_read(c, &f, rd->expr, -1, &spec.reads[k], cerr))) {
+		if (slot >= UPROBE_MAX_STASH) {
+			FAIL("%s:%u:%u: %s, read %s (%s): at a return only the first %d parameters are kept (this is "
+			     "parameter %d): read it at the entry", d->path, rd->pos.line, rd->pos.col, dp->func,
+			     rd->name, rd->expr, UPROBE_MAX_STASH, slot + 1);
+			return -EINVAL;
+		}
+		stash |= slot >= 0;
+		if ((r = cbin_read(c, &f, rd->expr, slot, &spec.reads[k], cerr))) {
 			FAIL("%s:%u:%u: %s, read %s: %s", d->path, rd->pos.line, rd->pos.col, dp->func, rd->name, cerr);
 			return r;
 		}
@@ -72,6 +81,25 @@ static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char 
 	spec.nreads = (uint32_t)dp->nreads;
 	if (at_return)
 		spec.flags = UPROBE_SPEC_RETPROBE;
+	if (stash) { /* the entry that saves the parameters: no record of its own */
+		struct probe_spec save;
+		memset(&save, 0, sizeof(save));
+		save.flags = UPROBE_SPEC_STASH_ONLY;
+		save.stash_id = spec.stash_id = (uint16_t)hp->id;
+		for (unsigned k = 0; k < f.nparams && k < UPROBE_MAX_STASH && !r; k++)
+			if ((r = cbin_read(c, &f, f.params[k].name, -1, &save.reads[save.nreads++], cerr)))
+				FAIL("%s: its parameter %s cannot be kept for the return: %s", dp->func, f.params[k].name,
+				     cerr);
+		save.nstash = (uint8_t)save.nreads;
+		if (r)
+			return r;
+		if ((r = uprobe_attach(l, binary, f.file_off, hp->id + HPROBES_STASH_OFF, &save, -1))) {
+			FAIL("attaching %s's entry, which keeps its parameters for the return: %s", dp->func,
+			     uprobe_loader_error(l));
+			return r;
+		}
+		out->entry_sites++;
+	}
 	if ((r = uprobe_attach(l, binary, f.file_off, hp->id, &spec, -1))) {
 		FAIL("attaching %s at its %s: %s", dp->func, at_return ? "return" : "entry", uprobe_loader_error(l));
 		return r;
@@ -98,6 +126,11 @@ int hprobes_attach_c(struct uprobe_loader *l, const struct desc *d, const char *
 		return r;
 	}
 	snprintf(out->go_version, sizeof(out->go_version), "C, DWARF");
+	if (d->nprobes >= HPROBES_STASH_OFF) {
+		FAIL("%s: more than %d probes", d->path, HPROBES_STASH_OFF - 1);
+		cbin_close(c);
+		return -E2BIG;
+	}
 	out->p = calloc(d->nprobes ? d->nprobes : 1, sizeof(*out->p));
 	out->table = calloc(d->nprobes ? d->nprobes : 1, sizeof(*out->table));
 	if (!out->p || !out->table) {

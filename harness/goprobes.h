@@ -25,6 +25,7 @@
 
 #define HPROBES_ERR_SIZE 1024
 #define HPROBES_ID_BASE 0x5000
+#define HPROBES_STASH_OFF 0x800 /* a C return probe's stashing entry: its id + this (no record) */
 
 enum hread_kind { HREAD_INT, HREAD_UINT, HREAD_BOOL, HREAD_STRING, HREAD_BYTES, HREAD_POINTER, HREAD_ARRAY };
 
@@ -61,8 +62,9 @@ int hprobes_attach(struct uprobe_loader *l, const struct desc *d, const char *bi
 		   struct hprobes *out, char *err);
 /* A C binary's (harness/cprobes.c): functions by name and reads as C expressions of their
  * parameters (`me->current_term`, `e->term`, `return`) resolved through its DWARF (probes/c);
- * entry probes on the first instruction, return probes as uretprobes, which read only what the
- * function returns. No g, flags, return-address or stack reads (-1): a C call is seen once. */
+ * entry probes on the first instruction, return probes as uretprobes, which read what the
+ * function returns and, through a stash its entry saves, fields of its first parameters. No g,
+ * flags, return-address or stack reads (-1): a C call is seen once. */
 int hprobes_attach_c(struct uprobe_loader *l, const struct desc *d, const char *binary, struct hprobes *out,
 		     char *err);
 void hprobes_free(struct hprobes *p);

@@ -395,6 +395,17 @@ const struct cbin_param *cbin_func_param(const struct cbin_func *f, const char *
 	return NULL;
 }
 
+int cbin_expr_param(const struct cbin_func *f, const char *expr)
+{
+	for (unsigned k = 0; k < f->nparams; k++) {
+		size_t n = strlen(f->params[k].name);
+		if (n && !strncmp(expr, f->params[k].name, n) &&
+		    (expr[n] == 0 || expr[n] == '-' || expr[n] == '.' || expr[n] == '['))
+			return (int)k;
+	}
+	return -1;
+}
+
 /* A compiler clone of name ("name.constprop.0"), for the message when only that exists. */
 static const struct cbin_sym *find_clone(const struct cbin *c, const char *name)
 {

@@ -205,17 +205,11 @@ static int log_read(const struct cbin *c, const struct cbin_func *f, int slot, c
 	return 0;
 }
 
+/* The stash slot of the parameter expr reads: its index, when the entry stashed it. */
 static int stash_slot_of(const struct cbin_func *f, const char *expr)
 {
-	size_t n;
-
-	for (unsigned k = 0; k < f->nparams && k < UPROBE_MAX_STASH; k++) {
-		n = strlen(f->params[k].name);
-		if (n && strncmp(expr, f->params[k].name, n) == 0 &&
-		    (expr[n] == 0 || expr[n] == '-' || expr[n] == '.' || expr[n] == '['))
-			return (int)k;
-	}
-	return -1;
+	int k = cbin_expr_param(f, expr);
+	return k < UPROBE_MAX_STASH ? k : -1;
 }
 
 /* One read of probe d: a state read, or one of its expressions. */

@@ -57,8 +57,9 @@ done
 check_eq "C probes: at raft_become_candidate's entry, me->... and node_id as the loop set them" 0 \
 	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key), voted_for: -1, commit: .key, count: .key,
 		node: (.key % 5 + 1)})) | length' "$T/ct.candidate")"
-check_eq "C probes: its return value" 0 \
-	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key + 1)})) | length' "$T/ct.candidate_end")"
+check_eq "C probes: at its return, the value returned and the parameters (kept by its entry) after it" 0 \
+	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key + 1), after: (10 * .key + 1),
+		voted: (.key % 5 + 1), node: (.key % 5 + 1)})) | length' "$T/ct.candidate_end")"
 check_eq "C probes: raft_append_entry's entry, e->term and e->id and the server after the candidacy" 0 \
 	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key + 1), voted_for: (.key % 5 + 1), commit: .key,
 		count: .key, entry_term: (10 * .key + 1), entry_id: .key})) | length' "$T/ct.append")"
@@ -70,14 +71,14 @@ cp -r $S/c-target "$T/sys/"
 Y="$T/sys/c-target/system.yaml"
 sed 's/func: raft_node_touch,/func: raft_node_tuch,/' $S/c-target/system.yaml >"$Y"
 run_status 1 "$T/o5" "$T/e5" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
-check_contains "C probes: a function the binary lacks is named with its line" "$T/e5" "system.yaml:19:7: raft_node_tuch"
+check_contains "C probes: a function the binary lacks is named with its line" "$T/e5" "system.yaml:20:7: raft_node_tuch"
 sed 's/term: me->current_term,/term: me->current_trm,/' $S/c-target/system.yaml >"$Y"
 run_status 1 "$T/o6" "$T/e6" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
 check_contains "C probes: a field that does not resolve is named" "$T/e6" "read term: "
 check_contains "C probes: with the field" "$T/e6" "current_trm"
-sed 's/reads: {term: return}/reads: {term: me->current_term}/' $S/c-target/system.yaml >"$Y"
+sed 's/reads: {term: return,/reads: {term: sink,/' $S/c-target/system.yaml >"$Y"
 run_status 1 "$T/o7" "$T/e7" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
-check_contains "C probes: a parameter read at a return is refused, saying what to do" "$T/e7" \
-	"at a return only \`return\` (the value it returns) can be read; read the parameters at the entry"
+check_contains "C probes: a read at a return that is no parameter is refused, saying what to do" "$T/e7" \
+	"at a return, read \`return\` (the value it returns) or through one of the first 4 parameters"
 check "and nothing was written" test ! -e "$T/y.spt"
 finish
