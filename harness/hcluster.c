@@ -85,6 +85,27 @@ int hcluster_expand(struct hcluster *c, const char *tmpl, long node, const char 
 	return r == -ENOMEM ? cfail(c, ENOMEM, "out of memory") : r;
 }
 
+static const char *index_only(void *ctx, long node, const char *name, size_t len)
+{
+	(void)node;
+	return len == 1 && *name == 'i' ? ctx : NULL;
+}
+
+int hcluster_node_name(const struct desc *d, unsigned node, char name[HCLUSTER_NAME_SIZE], char err[HCLUSTER_ERR_SIZE])
+{
+	char idx[16], *s, terr[TMPL_ERR_SIZE];
+	snprintf(idx, sizeof(idx), "%u", node + 1);
+	struct tmpl_scope ns = { .lookup = index_only, .ctx = idx, .node = -1 };
+	int r = tmpl_expand(d->node_name, &ns, &s, terr);
+	if (r) {
+		snprintf(err, HCLUSTER_ERR_SIZE, "%s: nodes.name: %s", d->path, terr);
+		return r;
+	}
+	snprintf(name, HCLUSTER_NAME_SIZE, "%s", s);
+	free(s);
+	return 0;
+}
+
 unsigned hcluster_port(const struct hcluster *c, unsigned node, size_t k)
 {
 	return c->base_port + node * (unsigned)c->d->nports + (unsigned)k;
@@ -344,18 +365,9 @@ int hcluster_start(struct hcluster *c, const struct desc *d, const struct hclust
 	snprintf(c->binary, sizeof(c->binary), "%s", o->binary ? o->binary : d->binary);
 	if ((r = sup_mkdir_p(c->dir)))
 		return cfail(c, -r, "creating %s: %s", c->dir, strerror(-r));
-	for (unsigned i = 0; i < c->n; i++) {
-		/* nodes.name holds only ${i}. */
-		char idx[16], *name, err[TMPL_ERR_SIZE];
-		snprintf(idx, sizeof(idx), "%u", i + 1);
-		const char *iv[] = { "i" }, *vals[] = { idx };
-		struct vars nv = { .c = c, .names = iv, .values = vals, .n = 1 };
-		struct tmpl_scope ns = { .lookup = lookup, .ctx = &nv, .node = -1 };
-		if ((r = tmpl_expand(d->node_name, &ns, &name, err)))
-			return cfail(c, -r, "%s: nodes.name: %s", d->path, err);
-		snprintf(c->names[i], sizeof(c->names[i]), "%s", name);
-		free(name);
-	}
+	for (unsigned i = 0; i < c->n; i++)
+		if ((r = hcluster_node_name(d, i, c->names[i], c->err)))
+			return r;
 	if ((r = pick_ports(c)))
 		return r;
 	if (o->netns) {

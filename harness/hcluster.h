@@ -23,6 +23,7 @@
 
 #define HCLUSTER_ERR_SIZE 768
 #define HCLUSTER_MAX_NODES 64
+#define HCLUSTER_NAME_SIZE 32
 
 struct hcluster_opts {
 	const char *work_dir;  /* required: created when missing */
@@ -40,7 +41,7 @@ struct hcluster {
 	char dir[PATH_MAX];
 	char binary[PATH_MAX];
 	unsigned n;
-	char names[HCLUSTER_MAX_NODES][32];
+	char names[HCLUSTER_MAX_NODES][HCLUSTER_NAME_SIZE];
 	unsigned base_port;
 	size_t proc[HCLUSTER_MAX_NODES];
 	void (*spawned)(void *ctx, unsigned node, int pid);
@@ -57,6 +58,9 @@ int hcluster_start(struct hcluster *c, const struct desc *d, const struct hclust
 /* Stops every node (SIGTERM, SIGKILL after the grace) and frees. */
 void hcluster_stop(struct hcluster *c);
 
+/* Node node's name (0-based), from the description's nodes.name (n${i} by default): the name
+ * the cluster and the trace both use. */
+int hcluster_node_name(const struct desc *d, unsigned node, char name[HCLUSTER_NAME_SIZE], char err[HCLUSTER_ERR_SIZE]);
 unsigned hcluster_port(const struct hcluster *c, unsigned node, size_t k);
 int hcluster_pid(const struct hcluster *c, unsigned node);
 bool hcluster_running(struct hcluster *c, unsigned node);

@@ -22,6 +22,8 @@ struct record_common {
 	bool flush_ms_given;
 	/* --flush-events: also as soon as this many events wait to be written (0: by time only). */
 	uint64_t flush_events;
+	/* The nodes' names in the trace's header, or NULL: record_capture_open's prefix, then 1.. */
+	const char *const *node_names;
 };
 
 /* The default --flush-ms. */

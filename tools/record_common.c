@@ -146,7 +146,7 @@ int record_capture_open(struct cli *c, const struct record_common *rc, const cha
 
 	for (unsigned i = 0; i < n; i++) {
 		snprintf(name_buf[i], sizeof(name_buf[i]), "%s%u", node_prefix, i + 1);
-		names[i] = name_buf[i];
+		names[i] = rc->node_names ? rc->node_names[i] : name_buf[i];
 	}
 	struct spt_header h = {.system = system, .system_version = version, .nodes = names, .n_nodes = n,
 			       .capture_method = "bpf", .scenario = rc->scenario, .has_seed = true, .seed = rc->seed,

@@ -61,7 +61,7 @@ struct rec {
 	struct desc d;
 	struct collect *col;
 	uint64_t t0_ms;
-	char names[HCLUSTER_MAX_NODES][32];
+	char names[HCLUSTER_MAX_NODES][HCLUSTER_NAME_SIZE];
 };
 
 static void progress(void *ctx, const char *what)
@@ -272,7 +272,11 @@ static int record(struct rec *r)
 	}
 	const char *names[HCLUSTER_MAX_NODES];
 	for (unsigned i = 0; i < r->com.nodes; i++) {
-		snprintf(r->names[i], sizeof(r->names[i]), "n%u", i + 1);
+		char nerr[HCLUSTER_ERR_SIZE];
+		if (hcluster_node_name(d, i, r->names[i], nerr)) {
+			cli_fail(c, "%s", nerr);
+			goto out;
+		}
 		names[i] = r->names[i];
 	}
 	if (hevents_new(module, &probes, names, r->com.nodes, &ev, err, sizeof(err))) {
@@ -280,6 +284,7 @@ static int record(struct rec *r)
 		goto out;
 	}
 	version_of(r, binary, version, sizeof(version));
+	r->com.node_names = names;
 	if (record_capture_open(c, &r->com, d->name, version, "n", l, &probes.ctable, hevents_shape, NULL, ev, &w, &r->col,
 				&bg))
 		goto out;

@@ -51,6 +51,8 @@ run_status 0 "$T/ct.json" "$T/cte" env SPECTAP_SYSTEMS=$S "$SPECTAP" record c-ta
 	-o "$T/ct.spt" --json
 check_eq "C probes: 300 hits of each probe, nothing lost" "1200 0" "$(jq -r '"\(.events) \(.lost)"' "$T/ct.json")"
 "$SPECTAP" export --to json "$T/ct.spt" -o "$T/ct.ndjson" 2>/dev/null
+check_eq "the trace names the node as the description does (nodes.name t\${i})" '["t1"] ["t1"]' \
+	"$(head -n 1 "$T/ct.ndjson" | jq -c .header.nodes) $(jq -c 'select(.event) | .event.node' "$T/ct.ndjson" | sort -u | jq -sc .)"
 for k in candidate candidate_end append touch; do
 	jq -c --arg k "$k" 'select(.event.kind == $k) | .event.state' "$T/ct.ndjson" >"$T/ct.$k"
 done
