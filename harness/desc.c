@@ -451,6 +451,34 @@ static int read_probes(struct rd *r, const struct ynode *top)
 	return 0;
 }
 
+static const char *index_only(void *ctx, long node, const char *name, size_t len)
+{
+	(void)node;
+	return len == 1 && *name == 'i' ? ctx : NULL;
+}
+
+int desc_node_name(const struct desc *d, unsigned node, char *name, size_t size)
+{
+	char idx[16], *s = NULL, err[TMPL_ERR_SIZE];
+	snprintf(idx, sizeof(idx), "%u", node + 1);
+	struct tmpl_scope sc = { .lookup = index_only, .ctx = idx, .node = -1 };
+	int r = tmpl_expand(d->node_name, &sc, &s, err); /* checked when read: ${i} only */
+	if (!r)
+		snprintf(name, size, "%s", s);
+	free(s);
+	return r;
+}
+
+/* The 1-based node whose nodes.name is name, or 0. */
+static unsigned node_named(const struct desc *d, const char *name)
+{
+	char s[64];
+	for (unsigned k = 1; k <= d->nodes_max && k <= 64; k++)
+		if (!desc_node_name(d, k - 1, s, sizeof(s)) && !strcmp(s, name))
+			return k;
+	return 0;
+}
+
 static int target_of(struct rd *r, const struct ynode *n, struct desc_step *s)
 {
 	if (n->kind != YNODE_SCALAR)
@@ -461,11 +489,13 @@ static int target_of(struct rd *r, const struct ynode *n, struct desc_step *s)
 		s->target = TARGET_FOLLOWER;
 	else if (!strcmp(n->str, "last"))
 		s->target = TARGET_LAST;
-	else {
-		char *end;
-		unsigned long k = n->str[0] == 'n' ? strtoul(n->str + 1, &end, 10) : 0;
-		if (!k || *end || k > 64)
-			return FAIL(r, n, "'%s' is not leader, follower, last or a node such as n2", n->str);
+	else { /* a node's name (nodes.name), or nK for node K */
+		char *end = NULL;
+		unsigned long k = node_named(r->d, n->str);
+		if (!k && n->str[0] == 'n' && ((k = strtoul(n->str + 1, &end, 10)) == 0 || *end || k > 64))
+			k = 0;
+		if (!k)
+			return FAIL(r, n, "'%s' is not leader, follower, last or a node such as n2 (nodes.name's)", n->str);
 		s->target = TARGET_NODE;
 		s->node = (unsigned)(k - 1);
 	}

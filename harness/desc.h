@@ -161,6 +161,10 @@ const struct desc_scenario *desc_scenario(const struct desc *d, const char *name
 /* The scenarios' names, comma-separated, into buf. */
 void desc_scenario_names(const struct desc *d, char *buf, size_t size);
 
+/* Node node's name (0-based) from nodes.name (n${i} by default): the name the cluster, the
+ * scenarios and the trace all use. 0, or -ENOMEM. */
+int desc_node_name(const struct desc *d, unsigned node, char *name, size_t size);
+
 /* The directory that holds the descriptions (the first of desc_find's places that exists), into
  * dir; -ENOENT when none does. */
 int desc_dir(char *dir, size_t size);

@@ -85,27 +85,6 @@ int hcluster_expand(struct hcluster *c, const char *tmpl, long node, const char 
 	return r == -ENOMEM ? cfail(c, ENOMEM, "out of memory") : r;
 }
 
-static const char *index_only(void *ctx, long node, const char *name, size_t len)
-{
-	(void)node;
-	return len == 1 && *name == 'i' ? ctx : NULL;
-}
-
-int hcluster_node_name(const struct desc *d, unsigned node, char name[HCLUSTER_NAME_SIZE], char err[HCLUSTER_ERR_SIZE])
-{
-	char idx[16], *s, terr[TMPL_ERR_SIZE];
-	snprintf(idx, sizeof(idx), "%u", node + 1);
-	struct tmpl_scope ns = { .lookup = index_only, .ctx = idx, .node = -1 };
-	int r = tmpl_expand(d->node_name, &ns, &s, terr);
-	if (r) {
-		snprintf(err, HCLUSTER_ERR_SIZE, "%s: nodes.name: %s", d->path, terr);
-		return r;
-	}
-	snprintf(name, HCLUSTER_NAME_SIZE, "%s", s);
-	free(s);
-	return 0;
-}
-
 unsigned hcluster_port(const struct hcluster *c, unsigned node, size_t k)
 {
 	return c->base_port + node * (unsigned)c->d->nports + (unsigned)k;
@@ -366,8 +345,8 @@ int hcluster_start(struct hcluster *c, const struct desc *d, const struct hclust
 	if ((r = sup_mkdir_p(c->dir)))
 		return cfail(c, -r, "creating %s: %s", c->dir, strerror(-r));
 	for (unsigned i = 0; i < c->n; i++)
-		if ((r = hcluster_node_name(d, i, c->names[i], c->err)))
-			return r;
+		if ((r = desc_node_name(d, i, c->names[i], sizeof(c->names[i]))))
+			return cfail(c, -r, "out of memory");
 	if ((r = pick_ports(c)))
 		return r;
 	if (o->netns) {
@@ -437,7 +416,8 @@ int hcluster_restart(struct hcluster *c, unsigned node)
 	int r = sup_restart(&c->sup, c->proc[node]);
 	if (r)
 		return cfail(c, -r, "restarting %s: %s", c->names[node], c->sup.err);
-	return wait_ready(c, node);
+	/* A node cut off stays cut off (its namespace's link is down): nothing can ask it yet. */
+	return c->cut[node] ? 0 : wait_ready(c, node);
 }
 
 static int cut_op(struct hcluster *c, unsigned node, bool cut)

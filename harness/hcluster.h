@@ -58,14 +58,12 @@ int hcluster_start(struct hcluster *c, const struct desc *d, const struct hclust
 /* Stops every node (SIGTERM, SIGKILL after the grace) and frees. */
 void hcluster_stop(struct hcluster *c);
 
-/* Node node's name (0-based), from the description's nodes.name (n${i} by default): the name
- * the cluster and the trace both use. */
-int hcluster_node_name(const struct desc *d, unsigned node, char name[HCLUSTER_NAME_SIZE], char err[HCLUSTER_ERR_SIZE]);
 unsigned hcluster_port(const struct hcluster *c, unsigned node, size_t k);
 int hcluster_pid(const struct hcluster *c, unsigned node);
 bool hcluster_running(struct hcluster *c, unsigned node);
-/* Faults. kill: SIGKILL; pause/resume: SIGSTOP/SIGCONT of the node's process group; start:
- * the node again, with its files and data as they are, then waits until it is ready. */
+/* Faults. kill: SIGKILL; pause/resume: SIGSTOP/SIGCONT of the node's process group; restart:
+ * the node again, with its files and data as they are, then waits until it is ready (not when
+ * it is cut off: it stays so, and cannot be asked). */
 int hcluster_kill(struct hcluster *c, unsigned node);
 int hcluster_pause(struct hcluster *c, unsigned node);
 int hcluster_resume(struct hcluster *c, unsigned node);

@@ -272,9 +272,8 @@ static int record(struct rec *r)
 	}
 	const char *names[HCLUSTER_MAX_NODES];
 	for (unsigned i = 0; i < r->com.nodes; i++) {
-		char nerr[HCLUSTER_ERR_SIZE];
-		if (hcluster_node_name(d, i, r->names[i], nerr)) {
-			cli_fail(c, "%s", nerr);
+		if (desc_node_name(d, i, r->names[i], sizeof(r->names[i]))) {
+			cli_fail(c, "out of memory");
 			goto out;
 		}
 		names[i] = r->names[i];

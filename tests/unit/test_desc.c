@@ -168,6 +168,18 @@ static void test_desc_ok(void)
 	}
 	desc_free(&d);
 
+	/* A node is struck by its nodes.name too. */
+	r = load(HEAD "nodes: {name: \"r${i}\"}\nscenarios: {s: [start, {kill: r2}, {restart: n3}]}\n", &d, err);
+	CHECKF(r == 0, "%s", err);
+	if (!r) {
+		sc = desc_scenario(&d, "s");
+		CHECK(sc && sc->n == 3 && sc->steps[1].target == TARGET_NODE && sc->steps[1].node == 1 &&
+		      sc->steps[2].node == 2);
+		char name[32];
+		CHECK(desc_node_name(&d, 1, name, sizeof(name)) == 0 && !strcmp(name, "r2"));
+		desc_free(&d);
+	}
+
 	/* The bundled descriptions load. */
 	char path[4096];
 	CHECK(desc_find("nats", path, sizeof(path), err, sizeof(err)) == 0 || !access("systems", F_OK) == 0);
@@ -197,6 +209,7 @@ static void test_desc_errors(void)
 		{ HEAD "scenarios: {s: [start, {heal: partitioned}]}\n", "6:24: scenario s: heal, but no partition before it" },
 		{ HEAD "scenarios: {s: [start, {partition: n2}, {heal: n2}]}\n", "6:48: heal: partitioned (every node" },
 		{ HEAD "scenarios: {s: [start, {partition: majority}]}\n", "'majority' is not leader, follower" },
+		{ HEAD "scenarios: {s: [start, {kill: r2}]}\n", "'r2' is not leader, follower" },
 		{ HEAD "scenarios: {s: [start, {wait: everyone}]}\n", "wait: leader, new-leader (another than the node last "
 		  "struck) or all" },
 		{ "system: x\nbinary: /b\nports: [peer]\nrun: [\"${port.client}\"]\nready: {run: [x]}\nscenarios: {s: [start]}\n",
