@@ -118,7 +118,7 @@ static int duration_of(struct rd *r, const struct ynode *n, const char *what, un
 }
 
 /* Template checking: the variables each kind of string may use. */
-static const char *const node_vars[] = { "node", "i", "host", "dir", "binary", "nodes", "port." };
+static const char *const node_vars[] = { "node", "i", "host", "dir", "binary", "tools", "nodes", "port." };
 #define NNODE_VARS (sizeof(node_vars) / sizeof(*node_vars))
 
 static int check_tmpl(struct rd *r, const struct ynode *n, const char *s, const char *const *known, size_t nknown,

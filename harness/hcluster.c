@@ -55,6 +55,8 @@ static const char *lookup(void *ctx, long node, const char *name, size_t len)
 		return c->dir;
 	if (IS("binary"))
 		return c->binary;
+	if (IS("tools"))
+		return c->tools[0] ? c->tools : NULL;
 	if (IS("nodes"))
 		return num(v, c->n);
 	if (node < 0 || (unsigned long)node >= c->n)
@@ -342,6 +344,7 @@ int hcluster_start(struct hcluster *c, const struct desc *d, const struct hclust
 		return cfail(c, EINVAL, "%s runs %u..%u nodes, not %u", d->name, d->nodes_min, d->nodes_max, c->n);
 	snprintf(c->dir, sizeof(c->dir), "%s", o->work_dir);
 	snprintf(c->binary, sizeof(c->binary), "%s", o->binary ? o->binary : d->binary);
+	snprintf(c->tools, sizeof(c->tools), "%s", o->tools ? o->tools : "");
 	if ((r = sup_mkdir_p(c->dir)))
 		return cfail(c, -r, "creating %s: %s", c->dir, strerror(-r));
 	for (unsigned i = 0; i < c->n; i++)

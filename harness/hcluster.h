@@ -30,6 +30,7 @@ struct hcluster_opts {
 	unsigned nodes;        /* 0: the description's default */
 	const char *binary;    /* NULL: the description's */
 	bool netns;            /* each node in a network namespace (partitions; needs root) */
+	const char *tools;     /* ${tools}: the programs spectap builds (build/tools), or NULL */
 	/* Each node's pid as soon as it is forked (start and restart), before it runs. */
 	void (*spawned)(void *ctx, unsigned node, int pid);
 	void *spawned_ctx;
@@ -40,6 +41,7 @@ struct hcluster {
 	struct sup sup;
 	char dir[PATH_MAX];
 	char binary[PATH_MAX];
+	char tools[PATH_MAX];
 	unsigned n;
 	char names[HCLUSTER_MAX_NODES][HCLUSTER_NAME_SIZE];
 	unsigned base_port;

@@ -56,6 +56,8 @@ struct rec {
 	struct cli *c;
 	struct record_common com;
 	const char *binary, *keep;
+	char abs_binary[PATH_MAX]; /* --binary made absolute: the nodes run in the work directory */
+	char tools[PATH_MAX];      /* ${tools}: the programs spectap builds, beside it */
 	bool no_probes;
 	struct corpus_args cov; /* --until-covered */
 	struct desc d;
@@ -203,7 +205,7 @@ static int dry_run(struct rec *r)
 	if (record_make_workdir(dir))
 		return cli_fail(c, "cannot create a work directory in /tmp: %s", strerror(errno));
 	sup_install_interrupt();
-	struct hcluster_opts co = { .work_dir = dir, .nodes = r->com.nodes, .binary = r->binary };
+	struct hcluster_opts co = { .work_dir = dir, .nodes = r->com.nodes, .binary = r->binary, .tools = r->tools };
 	sc = (struct hscenario){ .c = &cl, .d = &r->d, .copts = &co, .seed = r->com.seed, .phase = progress, .ctx = r };
 	r->col = NULL;
 	if (hscenario_run(&sc, desc_scenario(&r->d, r->com.scenario))) {
@@ -245,13 +247,9 @@ static int record(struct rec *r)
 	bool bg = false, made_dir = false;
 	int rc = CLI_FAIL;
 	const char *binary = r->binary ? r->binary : d->binary;
-	char abs_binary[PATH_MAX];
 
 	memset(&cl, 0, sizeof(cl));
 	memset(&sc, 0, sizeof(sc));
-	/* The nodes run in the work directory: a relative --binary is the caller's. */
-	if (r->binary && realpath(r->binary, abs_binary))
-		binary = abs_binary;
 	if (geteuid() != 0)
 		return cli_fail(c, "recording needs root (eBPF uprobes); run it as root");
 	if (access(binary, X_OK))
@@ -297,7 +295,7 @@ static int record(struct rec *r)
 		 probes.sites, probes.entry_sites, probes.ret_sites, probes.go_version);
 	progress(r, msg);
 	struct hcluster_opts co = { .work_dir = dir, .nodes = r->com.nodes, .binary = binary, .spawned = spawned,
-				    .spawned_ctx = r };
+				    .spawned_ctx = r, .tools = r->tools };
 	sc = (struct hscenario){ .c = &cl, .d = d, .copts = &co, .seed = r->com.seed, .phase = progress,
 				 .events_so_far = captured, .failed = capture_failed, .ctx = r };
 	const struct desc_scenario *scen = desc_scenario(d, r->com.scenario);
@@ -450,6 +448,11 @@ int record_described(int argc, char **argv)
 	if (desc_load(path, &r.d, err))
 		return cli_fail(&c, "%s", err);
 	r.com.nodes = r.d.nodes_default;
+	/* ${tools}: where spectap's own programs are (goprobe is always built there). */
+	if (cli_beside_self("tools/goprobe", X_OK, r.tools, sizeof(r.tools)))
+		*strrchr(r.tools, '/') = 0;
+	else
+		r.tools[0] = 0;
 	int opt, k, rc;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		if ((k = record_common_opt(&c, opt, optarg, &r.com, r.d.nodes_min,
@@ -462,7 +465,7 @@ int record_described(int argc, char **argv)
 		if (k)
 			continue;
 		switch (opt) {
-		case 'B': r.binary = optarg; break;
+		case 'B': r.binary = realpath(optarg, r.abs_binary) ? r.abs_binary : optarg; break;
 		case 'K': r.keep = optarg; break;
 		case 'N': r.no_probes = true; break;
 		case 'h': {
