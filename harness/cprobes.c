@@ -49,13 +49,19 @@ static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char 
 		FAIL("%s:%u:%u: %s: %s", d->path, dp->pos.line, dp->pos.col, dp->func, cerr);
 		return r;
 	}
-	bool at_return = dp->at == DESC_AT_RETURN, stash = false;
+	bool at_return = dp->at == DESC_AT_RETURN, used[UPROBE_MAX_STASH] = { false };
+	int last_slot = -1;
 	for (size_t k = 0; k < dp->nreads; k++) {
 		const struct desc_read *rd = &dp->reads[k];
 		/* At a return the parameters' registers are gone: the entry saves the first ones (the
 		 * stash, per thread and frame) and the return reads through them. */
 		int slot = at_return ? cbin_expr_param(&f, rd->expr) : -1;
-		if (at_return && slot < 0 && strncmp(rd->expr, "return", 6)) {
+		if (!at_return && cbin_expr_param(&f, rd->expr) < 0 && strstr(rd->expr, "return")) {
+			FAIL("%s:%u:%u: %s, read %s (%s): `return` is read at a return (at: return), not at the entry",
+			     d->path, rd->pos.line, rd->pos.col, dp->func, rd->name, rd->expr);
+			return -EINVAL;
+		}
+		if (at_return && slot < 0 && !strstr(rd->expr, "return")) {
 			FAIL("%s:%u:%u: %s, read %s (%s): at a return, read `return` (the value it returns) or through "
 			     "one of the first %d parameters", d->path, rd->pos.line, rd->pos.col, dp->func, rd->name,
 			     rd->expr, UPROBE_MAX_STASH);
@@ -67,7 +73,10 @@ static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char 
 			     rd->name, rd->expr, UPROBE_MAX_STASH, slot + 1);
 			return -EINVAL;
 		}
-		stash |= slot >= 0;
+		if (slot >= 0) {
+			used[slot] = true;
+			last_slot = slot > last_slot ? slot : last_slot;
+		}
 		if ((r = cbin_read(c, &f, rd->expr, slot, &spec.reads[k], cerr))) {
 			FAIL("%s:%u:%u: %s, read %s: %s", d->path, rd->pos.line, rd->pos.col, dp->func, rd->name, cerr);
 			return r;
@@ -81,15 +90,21 @@ static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char 
 	spec.nreads = (uint32_t)dp->nreads;
 	if (at_return)
 		spec.flags = UPROBE_SPEC_RETPROBE;
-	if (stash) { /* the entry that saves the parameters: no record of its own */
+	hp->nsites = 1;
+	if (last_slot >= 0) { /* the entry that saves the parameters read: no record of its own */
 		struct probe_spec save;
 		memset(&save, 0, sizeof(save));
 		save.flags = UPROBE_SPEC_STASH_ONLY;
 		save.stash_id = spec.stash_id = (uint16_t)hp->id;
-		for (unsigned k = 0; k < f.nparams && k < UPROBE_MAX_STASH && !r; k++)
-			if ((r = cbin_read(c, &f, f.params[k].name, -1, &save.reads[save.nreads++], cerr)))
-				FAIL("%s: its parameter %s cannot be kept for the return: %s", dp->func, f.params[k].name,
-				     cerr);
+		/* Slot k is parameter k: one no read uses keeps a placeholder (it may be unreadable:
+		 * a double, a struct passed by value). */
+		for (int k = 0; k <= last_slot && !r; k++) {
+			struct uprobe_read *u = &save.reads[save.nreads++];
+			*u = (struct uprobe_read){ .src = UPROBE_SRC_RAX, .kind = UPROBE_READ_VALUE, .size = 8 };
+			if (used[k] && (r = cbin_read(c, &f, f.params[k].name, -1, u, cerr)))
+				FAIL("%s:%u:%u: %s: its parameter %s cannot be kept for the return: %s", d->path,
+				     dp->pos.line, dp->pos.col, dp->func, f.params[k].name, cerr);
+		}
 		save.nstash = (uint8_t)save.nreads;
 		if (r)
 			return r;
@@ -99,12 +114,12 @@ static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char 
 			return r;
 		}
 		out->entry_sites++;
+		hp->nsites++;
 	}
 	if ((r = uprobe_attach(l, binary, f.file_off, hp->id, &spec, -1))) {
 		FAIL("attaching %s at its %s: %s", dp->func, at_return ? "return" : "entry", uprobe_loader_error(l));
 		return r;
 	}
-	hp->nsites = 1;
 	if (at_return)
 		out->ret_sites++;
 	else

@@ -241,8 +241,16 @@ static int read_nodes(struct rd *r, const struct ynode *top)
 	if (!d->node_name && !(d->node_name = strdup("n${i}")))
 		return -ENOMEM;
 	static const char *const i_only[] = { "i" };
-	return check_tmpl(r, n ? ynode_get(n, "name") ? ynode_get(n, "name") : n : top, d->node_name, i_only, 1, false,
-			  "nodes.name");
+	const struct ynode *at = n ? ynode_get(n, "name") ? ynode_get(n, "name") : n : top;
+	if ((e = check_tmpl(r, at, d->node_name, i_only, 1, false, "nodes.name")))
+		return e;
+	char name[DESC_NODE_NAME_SIZE];
+	for (unsigned k = 0; k < d->nodes_max; k++)
+		if ((e = desc_node_name(d, k, name, sizeof(name))) == -ENAMETOOLONG)
+			return FAIL(r, at, "nodes.name: node %u's name is longer than %d bytes", k + 1, DESC_NODE_NAME_SIZE - 1);
+		else if (e)
+			return e;
+	return 0;
 }
 
 static int read_ports(struct rd *r, const struct ynode *top)
@@ -463,8 +471,8 @@ int desc_node_name(const struct desc *d, unsigned node, char *name, size_t size)
 	snprintf(idx, sizeof(idx), "%u", node + 1);
 	struct tmpl_scope sc = { .lookup = index_only, .ctx = idx, .node = -1 };
 	int r = tmpl_expand(d->node_name, &sc, &s, err); /* checked when read: ${i} only */
-	if (!r)
-		snprintf(name, size, "%s", s);
+	if (!r && (size_t)snprintf(name, size, "%s", s) >= size)
+		r = -ENAMETOOLONG;
 	free(s);
 	return r;
 }
@@ -472,7 +480,7 @@ int desc_node_name(const struct desc *d, unsigned node, char *name, size_t size)
 /* The 1-based node whose nodes.name is name, or 0. */
 static unsigned node_named(const struct desc *d, const char *name)
 {
-	char s[64];
+	char s[DESC_NODE_NAME_SIZE];
 	for (unsigned k = 1; k <= d->nodes_max && k <= 64; k++)
 		if (!desc_node_name(d, k - 1, s, sizeof(s)) && !strcmp(s, name))
 			return k;
@@ -541,7 +549,7 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 		if (arg->kind != YNODE_SCALAR ||
 		    (strcmp(arg->str, "leader") && strcmp(arg->str, "new-leader") && strcmp(arg->str, "all")))
 			return FAIL(r, arg, "wait: leader, new-leader (another than the node last struck) or all (every "
-				    "node names the same leader)");
+				    "node names the same leader; with status.leader_if, as leader)");
 		s->new_leader = !strcmp(arg->str, "new-leader");
 		s->all_agree = !strcmp(arg->str, "all");
 		return 0;
@@ -639,6 +647,9 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 		if (held)
 			return FAIL(r, held, "scenario %s: this pause has no 'for' and no {resume: paused} follows it: "
 				    "add one, or say for how long ({pause: follower, for: 3s})", sc->name);
+		if (sc->partitions && r->d->nodes_min > 9)
+			return fail_at(r, sc->pos.line, sc->pos.col, "scenario %s partitions: at most 9 nodes run in "
+				       "network namespaces, and nodes.min is %u", sc->name, r->d->nodes_min);
 		/* The end state is read from every node: one still cut off would not answer. */
 		if (cut)
 			return FAIL(r, cut, "scenario %s: this partition is not healed: add {heal: partitioned} "

@@ -12,6 +12,7 @@
 #define DESC_ERR_SIZE 1024
 #define DESC_MAX_PORTS 8
 #define DESC_MAX_READS 24
+#define DESC_NODE_NAME_SIZE 32 /* a node's name, its NUL included */
 
 /* A position in the description, for messages about a value found wrong later (at run time). */
 struct desc_pos {
@@ -162,7 +163,8 @@ const struct desc_scenario *desc_scenario(const struct desc *d, const char *name
 void desc_scenario_names(const struct desc *d, char *buf, size_t size);
 
 /* Node node's name (0-based) from nodes.name (n${i} by default): the name the cluster, the
- * scenarios and the trace all use. 0, or -ENOMEM. */
+ * scenarios and the trace all use. 0, -ENAMETOOLONG past size (checked when read, for
+ * DESC_NODE_NAME_SIZE), or -ENOMEM. */
 int desc_node_name(const struct desc *d, unsigned node, char *name, size_t size);
 
 /* The directory that holds the descriptions (the first of desc_find's places that exists), into

@@ -23,7 +23,7 @@
 
 #define HCLUSTER_ERR_SIZE 768
 #define HCLUSTER_MAX_NODES 64
-#define HCLUSTER_NAME_SIZE 32
+#define HCLUSTER_NAME_SIZE DESC_NODE_NAME_SIZE
 
 struct hcluster_opts {
 	const char *work_dir;  /* required: created when missing */
@@ -73,8 +73,9 @@ int hcluster_restart(struct hcluster *c, unsigned node);
 /* Cuts node off the network (it keeps running) / reconnects it; needs opts.netns. */
 int hcluster_partition(struct hcluster *c, unsigned node);
 int hcluster_heal(struct hcluster *c, unsigned node);
-/* Every reachable node names the same leader (with status.leader_if: exactly one says it
- * leads, as hcluster_leader): 0 and *leader, -EAGAIN while they do not, or -errno. */
+/* Every reachable node names the same leader (with status.leader_if, whose followers name
+ * none: exactly one says it leads, as hcluster_leader): 0 and *leader, -EAGAIN while they do
+ * not, or -errno. */
 int hcluster_agreed(struct hcluster *c, unsigned *leader);
 /* Running, not paused and not cut off: a node the harness can talk to. */
 bool hcluster_reachable(struct hcluster *c, unsigned node);

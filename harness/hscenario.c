@@ -74,7 +74,7 @@ static int target(struct hscenario *s, const struct desc_step *st, unsigned *nod
 	switch (st->target) {
 	case TARGET_NODE:
 		if (st->node >= c->n) {
-			snprintf(s->err, sizeof(s->err), "node n%u: the cluster has %u nodes", st->node + 1, c->n);
+			snprintf(s->err, sizeof(s->err), "node %u: the cluster has %u nodes", st->node + 1, c->n);
 			return -EINVAL;
 		}
 		*node = st->node;

@@ -91,6 +91,10 @@ void record_progress(const struct cli *c, struct collect *col, uint64_t t0_ms, c
  * that template), with the recorder's pid in it; the directories of recorders that were killed
  * (their pid gone) are removed first, and said so. 0, or -errno (mkdtemp's). */
 int record_make_workdir(char *dir);
+/* path made absolute against the working directory, its symlinks kept (a program may read the
+ * name it was started as: redis-server is a link to redis-check-rdb); path itself when it is
+ * absolute already or does not fit. */
+const char *record_abs_path(const char *path, char *buf, size_t size);
 
 /* The end of a capture that was interrupted (its nodes already stopped): what was captured is
  * kept in the trace, left unclosed so that it reads as incomplete (*w abandoned and NULL).

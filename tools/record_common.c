@@ -251,3 +251,11 @@ int record_make_workdir(char *dir)
 	}
 	return 0;
 }
+
+const char *record_abs_path(const char *path, char *buf, size_t size)
+{
+	char cwd[PATH_MAX];
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)) || (size_t)snprintf(buf, size, "%s/%s", cwd, path) >= size)
+		return path;
+	return buf;
+}

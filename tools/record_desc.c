@@ -56,7 +56,8 @@ struct rec {
 	struct cli *c;
 	struct record_common com;
 	const char *binary, *keep;
-	char abs_binary[PATH_MAX]; /* --binary made absolute: the nodes run in the work directory */
+	char abs_binary[PATH_MAX]; /* --binary made absolute (symlinks kept: a program may read
+				    * its name): the nodes run in the work directory */
 	char tools[PATH_MAX];      /* ${tools}: the programs spectap builds, beside it */
 	bool no_probes;
 	struct corpus_args cov; /* --until-covered */
@@ -387,6 +388,7 @@ interrupted:;
 	bg = false;
 	rc = record_interrupted(c, &r->com, r->col, &w);
 out:
+	r->com.node_names = NULL; /* names[] ends with this call */
 	if (bg)
 		collect_bg_stop(r->col);
 	hscenario_fini(&sc);
@@ -465,7 +467,7 @@ int record_described(int argc, char **argv)
 		if (k)
 			continue;
 		switch (opt) {
-		case 'B': r.binary = realpath(optarg, r.abs_binary) ? r.abs_binary : optarg; break;
+		case 'B': r.binary = record_abs_path(optarg, r.abs_binary, sizeof(r.abs_binary)); break;
 		case 'K': r.keep = optarg; break;
 		case 'N': r.no_probes = true; break;
 		case 'h': {

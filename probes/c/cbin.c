@@ -397,6 +397,15 @@ const struct cbin_param *cbin_func_param(const struct cbin_func *f, const char *
 
 int cbin_expr_param(const struct cbin_func *f, const char *expr)
 {
+	/* Past a cast: "(T *)name..." or "((T *)name...)...". */
+	while (*expr == ' ')
+		expr++;
+	if (expr[0] == '(' && expr[1] == '(')
+		expr++;
+	const char *close = *expr == '(' ? strchr(expr, ')') : NULL;
+	if (close && memchr(expr, '*', (size_t)(close - expr)))
+		for (expr = close + 1; *expr == ' '; expr++)
+			;
 	for (unsigned k = 0; k < f->nparams; k++) {
 		size_t n = strlen(f->params[k].name);
 		if (n && !strncmp(expr, f->params[k].name, n) &&

@@ -97,8 +97,8 @@ struct cbin_func {
 int cbin_func_find(const struct cbin *c, const char *name, struct cbin_func *f, char *errbuf);
 /* The parameter named name, or NULL. */
 const struct cbin_param *cbin_func_param(const struct cbin_func *f, const char *name);
-/* The index of the parameter an expression of cbin_read starts with ("me->log.count": me's),
- * or -1. */
+/* The index of the parameter an expression of cbin_read starts with ("me->log.count": me's;
+ * past a cast, "((T *)n->udata)->x": n's), or -1. */
 int cbin_expr_param(const struct cbin_func *f, const char *expr);
 
 /* A named type: "struct raft_server", "union u", "enum e", or a typedef or base type name

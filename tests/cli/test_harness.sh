@@ -51,11 +51,11 @@ check_contains "a node out of range is named" "$T/e4" "'port.client@7': @ takes 
 CT="$BUILD/tests/c_target"
 run_status 0 "$T/ct.json" "$T/cte" env SPECTAP_SYSTEMS=$S "$SPECTAP" record c-target --scenario loop --binary "$CT" \
 	-o "$T/ct.spt" --json
-check_eq "C probes: 300 hits of each probe, nothing lost" "1200 0" "$(jq -r '"\(.events) \(.lost)"' "$T/ct.json")"
+check_eq "C probes: 300 hits of each probe, nothing lost" "1800 0" "$(jq -r '"\(.events) \(.lost)"' "$T/ct.json")"
 "$SPECTAP" export --to json "$T/ct.spt" -o "$T/ct.ndjson" 2>/dev/null
 check_eq "the trace names the node as the description does (nodes.name t\${i})" '["t1"] ["t1"]' \
 	"$(head -n 1 "$T/ct.ndjson" | jq -c .header.nodes) $(jq -c 'select(.event) | .event.node' "$T/ct.ndjson" | sort -u | jq -sc .)"
-for k in candidate candidate_end append touch; do
+for k in candidate candidate_end append touch touch_end sum_end; do
 	jq -c --arg k "$k" 'select(.event.kind == $k) | .event.state' "$T/ct.ndjson" >"$T/ct.$k"
 done
 check_eq "C probes: at raft_become_candidate's entry, me->... and node_id as the loop set them" 0 \
@@ -69,7 +69,11 @@ check_eq "C probes: raft_append_entry's entry, e->term and e->id and the server 
 		count: .key, entry_term: (10 * .key + 1), entry_id: .key})) | length' "$T/ct.append")"
 check_eq "C probes: a void * field read as the struct it points to" 0 \
 	"$(jq -s 'to_entries | map(select(.value != {id: (.key % 3), term: (10 * .key + 1)})) | length' "$T/ct.touch")"
-check_eq "C probes: 300 of each" "300 300 300 300" "$(wc -l <"$T/ct.candidate") $(wc -l <"$T/ct.candidate_end") $(wc -l <"$T/ct.append") $(wc -l <"$T/ct.touch")"
+check_eq "C probes: at a return, through a cast of a kept parameter" 0 \
+	"$(jq -s 'to_entries | map(select(.value != {term: (10 * .key + 1)})) | length' "$T/ct.touch_end")"
+check_eq "C probes: at a return, a third parameter kept past two that cannot be (struct, double)" 0 \
+	"$(jq -s 'to_entries | map(select(.value != {y: .key})) | length' "$T/ct.sum_end")"
+check_eq "C probes: 300 of each" "300 300 300 300 300 300" "$(cat "$T/ct.candidate" | wc -l) $(cat "$T/ct.candidate_end" | wc -l) $(cat "$T/ct.append" | wc -l) $(cat "$T/ct.touch" | wc -l) $(cat "$T/ct.touch_end" | wc -l) $(cat "$T/ct.sum_end" | wc -l)"
 # Bad C probes are named with their place before anything starts.
 cp -r $S/c-target "$T/sys/"
 Y="$T/sys/c-target/system.yaml"
@@ -84,6 +88,9 @@ sed 's/reads: {term: return,/reads: {term: sink,/' $S/c-target/system.yaml >"$Y"
 run_status 1 "$T/o7" "$T/e7" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
 check_contains "C probes: a read at a return that is no parameter is refused, saying what to do" "$T/e7" \
 	"at a return, read \`return\` (the value it returns) or through one of the first 4 parameters"
+sed 's/entry_id: e->id}/entry_id: return}/' $S/c-target/system.yaml >"$Y"
+run_status 1 "$T/o8" "$T/e8" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-target --scenario loop --binary "$CT" -o "$T/y.spt"
+check_contains "C probes: return read at an entry is refused" "$T/e8" "\`return\` is read at a return (at: return), not at the entry"
 check "and nothing was written" test ! -e "$T/y.spt"
 
 # Debian's etcd run and probed as data (tests/data/systems/etcd-described): the launcher, our

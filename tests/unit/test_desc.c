@@ -210,6 +210,10 @@ static void test_desc_errors(void)
 		{ HEAD "scenarios: {s: [start, {partition: n2}, {heal: n2}]}\n", "6:48: heal: partitioned (every node" },
 		{ HEAD "scenarios: {s: [start, {partition: majority}]}\n", "'majority' is not leader, follower" },
 		{ HEAD "scenarios: {s: [start, {kill: r2}]}\n", "'r2' is not leader, follower" },
+		{ HEAD "nodes: {name: \"a-node-name-of-more-than-31-bytes-${i}\"}\nscenarios: {s: [start]}\n",
+		  "nodes.name: node 1's name is longer than 31 bytes" },
+		{ HEAD "nodes: {min: 10, default: 10, max: 12}\nscenarios: {s: [start, {partition: n1}, {heal: partitioned}]}\n",
+		  "scenario s partitions: at most 9 nodes run in network namespaces, and nodes.min is 10" },
 		{ HEAD "scenarios: {s: [start, {wait: everyone}]}\n", "wait: leader, new-leader (another than the node last "
 		  "struck) or all" },
 		{ "system: x\nbinary: /b\nports: [peer]\nrun: [\"${port.client}\"]\nready: {run: [x]}\nscenarios: {s: [start]}\n",
