@@ -113,6 +113,10 @@ static spt_val *read_value(struct spt_arena *a, const struct hread *h, const str
 		return spt_int(a, (int64_t)v);
 	case HREAD_BOOL:
 		return spt_bool(a, v != 0);
+	case HREAD_HEX: {
+		char hex[24];
+		return spt_str(a, hex, (size_t)snprintf(hex, sizeof(hex), "%" PRIx64, v));
+	}
 	case HREAD_UINT:
 	case HREAD_POINTER:
 		if (v > INT64_MAX) {

@@ -261,6 +261,7 @@ static enum hread_kind kind_of(const char *k)
 {
 	return !strcmp(k, "int") ? HREAD_INT : !strcmp(k, "bool") ? HREAD_BOOL : !strcmp(k, "string") ? HREAD_STRING
 	     : !strcmp(k, "bytes") ? HREAD_BYTES : !strcmp(k, "pointer") ? HREAD_POINTER : !strcmp(k, "array") ? HREAD_ARRAY
+	     : !strcmp(k, "hex") ? HREAD_HEX
 	     : HREAD_UINT;
 }
 

@@ -27,7 +27,8 @@
 #define HPROBES_ID_BASE 0x5000
 #define HPROBES_STASH_OFF 0x800 /* a C return probe's stashing entry: its id + this (no record) */
 
-enum hread_kind { HREAD_INT, HREAD_UINT, HREAD_BOOL, HREAD_STRING, HREAD_BYTES, HREAD_POINTER, HREAD_ARRAY };
+/* HREAD_HEX: an integer as a hex string ("0" for 0), of one type whatever its value: ids. */
+enum hread_kind { HREAD_INT, HREAD_UINT, HREAD_BOOL, HREAD_STRING, HREAD_BYTES, HREAD_POINTER, HREAD_ARRAY, HREAD_HEX };
 
 /* Where one described read landed in the record: its value (or a string's or slice's length) in
  * val[v], a string's bytes or a slice's elements (8 bytes each) in block[b] (b < 0: none). */

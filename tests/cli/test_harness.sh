@@ -93,27 +93,5 @@ run_status 1 "$T/o8" "$T/e8" env SPECTAP_SYSTEMS="$T/sys" "$SPECTAP" record c-ta
 check_contains "C probes: return read at an entry is refused" "$T/e8" "\`return\` is read at a return (at: return), not at the entry"
 check "and nothing was written" test ! -e "$T/y.spt"
 
-# Debian's etcd run and probed as data (tests/data/systems/etcd-described): the launcher, our
-# putload as the load (${tools}), a partition of the leader, and raft's Step, send and append read
-# through fields goprobe resolves from Debian's etcd sources (the message Step takes on the stack
-# included). Each hit is an event as it came: the reads must be raft's.
-if [ -x /usr/bin/etcd ]; then
-	run_status 0 "$T/ed.json" "$T/ede" env SPECTAP_SYSTEMS=$S "$SPECTAP" record etcd-described \
-		--scenario leader-partition -o "$T/ed.spt" --json
-	check_eq "etcd as data: nothing lost, in namespaces, every put answered" "0 true 500" \
-		"$(jq -r '"\(.lost) \(.netns) \(.load.acked + .load.failed)"' "$T/ed.json")"
-	"$SPECTAP" export --to json "$T/ed.spt" -o "$T/ed.ndjson" 2>/dev/null
-	jq -s -c '[.[] | select(.event.kind == "step") | .event] | group_by(.node) | map({n: .[0].node,
-		ids: (map(.state.id) | unique | length), up: ([range(1; length) as $i | .[$i].state.term >= .[$i - 1].state.term] | all),
-		top: (map(.state.term) | max), types: (map(.state.type) | all(. >= 0 and . <= 18))})' "$T/ed.ndjson" >"$T/ed.steps"
-	check_eq "etcd as data: three members stepped" 3 "$(jq length "$T/ed.steps")"
-	check_eq "etcd as data: each member's id is one, its term never falls, every message type is raft's" "true" \
-		"$(jq 'all(.ids == 1 and .up and .types)' "$T/ed.steps")"
-	check_eq "etcd as data: the members cut off from the leader elected another in a higher term" "true" \
-		"$(jq 'map(.top) | max >= 3' "$T/ed.steps")"
-	check "etcd as data: appends sent (MsgApp)" test "$(jq -c 'select(.event.kind == "send" and .event.state.type == 3)' \
-		"$T/ed.ndjson" | wc -l)" -ge 100
-else
-	echo "SKIP: etcd as data needs Debian's etcd-server"
-fi
+# etcd from its description (systems/etcd): tests/cli/test_etcd_described.sh.
 finish

@@ -83,7 +83,7 @@ type part struct {
 
 type readAnswer struct {
 	Expr  string `json:"expr"`
-	Kind  string `json:"kind"` // int, uint, bool, string, bytes, pointer, array (of 8-byte integers)
+	Kind  string `json:"kind"` // int, uint, bool, string, bytes, pointer, hex, array (of 8-byte integers)
 	Parts []part `json:"parts"`
 }
 
@@ -354,7 +354,7 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 	if err != nil {
 		return nil, err
 	}
-	wantLen, wantBytes := false, false
+	wantLen, wantBytes, wantHex := false, false, false
 	if call, ok := e.(*ast.CallExpr); ok {
 		id, ok := call.Fun.(*ast.Ident)
 		switch {
@@ -362,8 +362,10 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 			wantLen, e = true, call.Args[0]
 		case ok && id.Name == "bytes" && len(call.Args) == 1:
 			wantBytes, e = true, call.Args[0]
+		case ok && id.Name == "hex" && len(call.Args) == 1:
+			wantHex, e = true, call.Args[0]
 		default:
-			return nil, errors.New("only len(...) and bytes(...) may be called")
+			return nil, errors.New("only len(...), bytes(...) and hex(...) may be called")
 		}
 	}
 	// The selectors from the parameter on; one of them may be sliced (x[:8] or x[-8:]): the
@@ -474,8 +476,8 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 		}
 	}
 	if elems != nil {
-		if wantLen || wantBytes {
-			return nil, errors.New("len(...) and bytes(...) of a slice's elements")
+		if wantLen || wantBytes || wantHex {
+			return nil, errors.New("len(...), bytes(...) and hex(...) of a slice's elements")
 		}
 		b, ok := t.Underlying().(*types.Basic)
 		if !ok || b.Info()&types.IsInteger == 0 || sizes.Sizeof(t) != 8 {
@@ -493,6 +495,12 @@ func resolveRead(expr string, ps []param, decl *ast.FuncDecl, sig *types.Signatu
 			return nil, errors.New("bytes(...) takes a string")
 		}
 		ra.Kind = "bytes"
+	}
+	if err == nil && wantHex { // an id as a name: the same type whatever its value
+		if ra.Kind != "int" && ra.Kind != "uint" && ra.Kind != "pointer" {
+			return nil, errors.New("hex(...) takes an integer")
+		}
+		ra.Kind = "hex"
 	}
 	return ra, err
 }
