@@ -414,7 +414,8 @@ static int until_covered(struct rec *r, const char *system)
 {
 	char map[PATH_MAX], spec[PATH_MAX], cfg[PATH_MAX];
 	const struct desc *d = &r->d;
-	const char *extra[3] = { NULL };
+	/* Each run from the description too (etcd has a C recorder besides). */
+	const char *extra[4] = { "--described", NULL };
 	if (d->map)
 		snprintf(map, sizeof(map), "%s/%s", d->dir, d->map);
 	if (d->spec)
@@ -424,8 +425,8 @@ static int until_covered(struct rec *r, const char *system)
 	if (!(r->cov.map ? r->cov.map : d->map) || !(r->cov.spec ? r->cov.spec : d->spec))
 		return cli_usage_error(r->c, "--until-covered needs --map M.tla and --spec S.tla (%s names none)", d->path);
 	if (r->binary) {
-		extra[0] = "--binary";
-		extra[1] = r->binary;
+		extra[1] = "--binary";
+		extra[2] = r->binary;
 	}
 	return corpus_run(r->c, &r->com, system, &r->cov, d->map ? map : NULL, d->spec ? spec : NULL,
 			  d->cfg ? cfg : NULL, extra);
