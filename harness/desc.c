@@ -515,7 +515,7 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 	static const struct { const char *name; enum desc_step_kind kind; } kinds[] = {
 		{ "start", STEP_START }, { "wait", STEP_WAIT }, { "load", STEP_LOAD }, { "kill", STEP_KILL },
 		{ "pause", STEP_PAUSE }, { "resume", STEP_RESUME }, { "restart", STEP_RESTART }, { "quiet", STEP_QUIET },
-		{ "sleep", STEP_SLEEP }, { "partition", STEP_PARTITION }, { "heal", STEP_HEAL },
+		{ "sleep", STEP_SLEEP }, { "partition", STEP_PARTITION }, { "heal", STEP_HEAL }, { "fault", STEP_FAULT },
 	};
 	const char *kind = n->kind == YNODE_SCALAR ? n->str : n->kind == YNODE_MAP && n->n ? n->keys[0] : "";
 	const struct ynode *arg = n->kind == YNODE_MAP && n->n ? n->items[0] : NULL, *x;
@@ -527,8 +527,8 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 		;
 	if (k == sizeof(kinds) / sizeof(*kinds))
 		return FAIL(r, n, "a step is start, {wait: leader}, {load: N}, {kill|pause|restart|partition: TARGET}, "
-				  "{resume: paused}, {heal: partitioned}, {quiet: DURATION} or {sleep: DURATION}; not '%s'",
-			    kind);
+				  "{resume: paused}, {heal: partitioned}, {fault: random, for: DURATION}, {quiet: DURATION} "
+				  "or {sleep: DURATION}; not '%s'", kind);
 	s->kind = kinds[k].kind;
 	s->timeout_ms = 30000;
 	if (s->kind == STEP_START)
@@ -536,10 +536,10 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 	if (!arg)
 		return FAIL(r, n, "%s needs a value, e.g. {%s: ...}", kind, kind);
 	static const char *const keys_wait[] = { "wait", "timeout", NULL }, *const keys_pause[] = { "pause", "for", NULL },
-			 *const keys_quiet[] = { "quiet", "timeout", NULL };
+			 *const keys_quiet[] = { "quiet", "timeout", NULL }, *const keys_fault[] = { "fault", "of", "for", NULL };
 	const char *const one[] = { kind, NULL };
 	const char *const *keys = s->kind == STEP_WAIT ? keys_wait : s->kind == STEP_PAUSE ? keys_pause
-				: s->kind == STEP_QUIET ? keys_quiet : one;
+				: s->kind == STEP_QUIET ? keys_quiet : s->kind == STEP_FAULT ? keys_fault : one;
 	if ((e = only_keys(r, n, kind, keys)))
 		return e;
 	if ((x = ynode_get(n, "timeout")) && (e = duration_of(r, x, "timeout", &s->timeout_ms)))
@@ -567,6 +567,30 @@ static int read_step(struct rd *r, const struct ynode *n, struct desc_step *s)
 		if (arg->kind != YNODE_SCALAR || strcmp(arg->str, "paused"))
 			return FAIL(r, arg, "resume: paused (every node a pause without 'for' stopped)");
 		return 0;
+	case STEP_FAULT: {
+		if (arg->kind != YNODE_SCALAR || strcmp(arg->str, "random"))
+			return FAIL(r, arg, "fault: random (a fault picked by the seed, on a node picked by the seed)");
+		if (!(x = ynode_get(n, "for")))
+			return FAIL(r, n, "fault: say how long it lasts before it is undone ({fault: random, for: 2s})");
+		if ((e = duration_of(r, x, "for", &s->ms)))
+			return e;
+		const struct ynode *of = ynode_get(n, "of");
+		if (!of) {
+			s->faults = FAULT_KILL | FAULT_PAUSE | FAULT_PARTITION;
+			return 0;
+		}
+		if ((e = want(r, of, YNODE_SEQ, "of")))
+			return e;
+		for (size_t q = 0; q < of->n; q++) {
+			const struct ynode *f = of->items[q];
+			unsigned bit = f->kind != YNODE_SCALAR ? 0 : !strcmp(f->str, "kill") ? FAULT_KILL
+				     : !strcmp(f->str, "pause") ? FAULT_PAUSE : !strcmp(f->str, "partition") ? FAULT_PARTITION : 0;
+			if (!bit)
+				return FAIL(r, f, "of: kill, pause or partition");
+			s->faults |= bit;
+		}
+		return s->faults ? 0 : FAIL(r, of, "of: name at least one of kill, pause, partition");
+	}
 	case STEP_HEAL:
 		if (arg->kind != YNODE_SCALAR || strcmp(arg->str, "partitioned"))
 			return FAIL(r, arg, "heal: partitioned (every node a partition step cut off)");
@@ -632,6 +656,8 @@ static int read_scenarios(struct rd *r, const struct ynode *top)
 					return FAIL(r, steps->items[j], "scenario %s: resume, but no pause without 'for' "
 						    "before it", sc->name);
 				held = NULL;
+			} else if (sc->steps[j].kind == STEP_FAULT && (sc->steps[j].faults & FAULT_PARTITION)) {
+				sc->partitions = true;
 			} else if (sc->steps[j].kind == STEP_PARTITION) {
 				sc->partitions = true;
 				cut = cut ? cut : steps->items[j];

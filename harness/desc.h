@@ -88,7 +88,11 @@ enum desc_step_kind {
 	STEP_SLEEP,     /* ms, plainly */
 	STEP_PARTITION, /* cut target off the network (every node in its own namespace; harness/netns.h) */
 	STEP_HEAL,      /* reconnect every node a partition cut off */
+	STEP_FAULT,     /* a seeded fault of faults on a seeded running node for ms, then undone */
 };
+
+/* The faults a STEP_FAULT picks from. */
+enum { FAULT_KILL = 1, FAULT_PAUSE = 2, FAULT_PARTITION = 4 };
 
 /* Which node a fault strikes. */
 enum desc_target { TARGET_LEADER, TARGET_FOLLOWER, TARGET_NODE, TARGET_LAST };
@@ -103,6 +107,7 @@ struct desc_step {
 	bool new_leader;      /* WAIT */
 	bool all_agree;       /* WAIT: every node it can reach names the same leader */
 	bool hold;            /* PAUSE: until a resume step */
+	unsigned faults;      /* FAULT: FAULT_* bits */
 	struct desc_pos pos;
 };
 

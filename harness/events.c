@@ -185,14 +185,15 @@ static spt_val *hit_value(struct spt_arena *a, const struct hevents *e, const st
 	/* Who ran it: the goroutine (its g), which a Go step keeps from entry to return whatever
 	 * thread runs it. */
 	uint64_t g = p->g_read >= 0 ? ev->val[p->g_read] : ev->tid; /* C: the thread */
-	const char *names[] = { "probe", "node", "tid", "g", "ts", "r", "faulted", "nodes" };
-	spt_val *vals[] = { spt_cstr(a, p->dp->name), spt_cstr(a, s->node), spt_int(a, ev->tid),
+	/* pid: a node restarted is a new process (a step open in the old one never ends). */
+	const char *names[] = { "probe", "node", "pid", "tid", "g", "ts", "r", "faulted", "nodes" };
+	spt_val *vals[] = { spt_cstr(a, p->dp->name), spt_cstr(a, s->node), spt_int(a, ev->pid), spt_int(a, ev->tid),
 			    spt_int(a, (int64_t)(g & INT64_MAX)), spt_int(a, (int64_t)s->ktime), r, fs,
 			    spt_seq(a, nv, e->nnodes) };
-	for (size_t i = 0; i < 8; i++)
+	for (size_t i = 0; i < 9; i++)
 		if (!vals[i])
 			return NULL;
-	return spt_rec(a, names, vals, 8);
+	return spt_rec(a, names, vals, 9);
 }
 
 static int bad_event(struct hevents *e, struct collect_shape *s, spt_val *ev, const char *what)

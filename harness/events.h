@@ -4,7 +4,8 @@
  *
  * For each hit, in time order, the module's Shape(hit, acc) is evaluated, acc starting as
  * ShapeInit; hit is the record
- *   [probe |-> the probe's name, node |-> the node (by pid), tid |-> the thread, g |-> the
+ *   [probe |-> the probe's name, node |-> the node (by pid), pid |-> its process (a new one after
+ *    a restart), tid |-> the thread, g |-> the
  *    goroutine (Go: the same from a function's entry to its return, whatever thread runs it),
  *    ts |-> nanoseconds (CLOCK_MONOTONIC), r |-> [read name |-> value, ...],
  *    faulted |-> {names of the reads that could not be read}, nodes |-> <<every node's name>>]

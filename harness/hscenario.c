@@ -106,6 +106,40 @@ static int target(struct hscenario *s, const struct desc_step *st, unsigned *nod
 	return -EINVAL;
 }
 
+/* A fault the seed picks among st->faults, on a running node the seed picks, undone after
+ * st->ms: kill then restart, pause then resume, or cut off then healed. */
+static int random_fault(struct hscenario *s, const struct desc_step *st)
+{
+	static const unsigned bits[] = { FAULT_KILL, FAULT_PAUSE, FAULT_PARTITION };
+	struct hcluster *c = s->c;
+	unsigned kinds[3], nk = 0, cand[HCLUSTER_MAX_NODES], n = 0;
+	for (unsigned k = 0; k < 3; k++)
+		if (st->faults & bits[k])
+			kinds[nk++] = bits[k];
+	for (unsigned i = 0; i < c->n; i++)
+		if (hcluster_reachable(c, i))
+			cand[n++] = i;
+	if (!n || !nk) {
+		snprintf(s->err, sizeof(s->err), "no running node to strike");
+		return -ESRCH;
+	}
+	unsigned kind = kinds[next_rand(&s->seed) % nk], node = cand[next_rand(&s->seed) % n];
+	static const char *const names[] = { [FAULT_KILL] = "killing", [FAULT_PAUSE] = "pausing",
+					     [FAULT_PARTITION] = "cutting off" };
+	phase(s, "%s %s for %u ms (picked by the seed)", names[kind], c->names[node], st->ms);
+	s->last_struck = node;
+	int r = kind == FAULT_KILL ? hcluster_kill(c, node) : kind == FAULT_PAUSE ? hcluster_pause(c, node)
+									     : hcluster_partition(c, node);
+	if (!r) {
+		sup_sleep_ms(st->ms);
+		r = kind == FAULT_KILL ? hcluster_restart(c, node) : kind == FAULT_PAUSE ? hcluster_resume(c, node)
+										 : hcluster_heal(c, node);
+	}
+	if (r)
+		snprintf(s->err, sizeof(s->err), "%s", c->err);
+	return r;
+}
+
 struct quiet_wait {
 	struct hscenario *s;
 	uint64_t last;
@@ -192,6 +226,8 @@ static int step(struct hscenario *s, const struct desc_scenario *sc, const struc
 					snprintf(s->err, sizeof(s->err), "%s", c->err);
 			}
 		return r;
+	case STEP_FAULT:
+		return random_fault(s, st);
 	case STEP_HEAL: /* every node cut off, at once */
 		for (unsigned i = 0; i < c->n && !r; i++)
 			if (c->cut[i]) {

@@ -183,14 +183,20 @@ static unsigned compare_final(struct rec *r, struct hcluster *cl, const char *fi
 static void load_figures(struct cli *c, struct hscenario *sc, bool json)
 {
 	struct hload *l = &sc->load;
+	char lat[96] = "", p50[24] = "null", p99[24] = "null";
+	if (l->nlat) { /* a load by command times nothing per operation */
+		snprintf(lat, sizeof(lat), ", p50 %.2f ms, p99 %.2f ms", hload_latency_ms(l, 50), hload_latency_ms(l, 99));
+		snprintf(p50, sizeof(p50), "%.3f", hload_latency_ms(l, 50));
+		snprintf(p99, sizeof(p99), "%.3f", hload_latency_ms(l, 99));
+	}
 	if (json)
 		printf(",\"load\":{\"ops\":%" PRIu64 ",\"acked\":%" PRIu64 ",\"failed\":%" PRIu64
-		       ",\"per_second\":%.1f,\"p50_ms\":%.3f,\"p99_ms\":%.3f}",
-		       l->ops, l->acked, l->failed, hload_per_second(l), hload_latency_ms(l, 50), hload_latency_ms(l, 99));
+		       ",\"per_second\":%.1f,\"p50_ms\":%s,\"p99_ms\":%s}",
+		       l->ops, l->acked, l->failed, hload_per_second(l), p50, p99);
 	else
-		printf("load: %" PRIu64 " operations, %" PRIu64 " acknowledged (%.1f/s, p50 %.2f ms, p99 %.2f ms), %" PRIu64
-		       " failed%s%.200s\n", l->ops, l->acked, hload_per_second(l), hload_latency_ms(l, 50),
-		       hload_latency_ms(l, 99), l->failed, l->failed ? "; the first: " : "", l->first_error);
+		printf("load: %" PRIu64 " operations, %" PRIu64 " acknowledged (%.1f/s%s), %" PRIu64 " failed%s%.200s\n",
+		       l->ops, l->acked, hload_per_second(l), lat, l->failed, l->failed ? "; the first: " : "",
+		       l->first_error);
 	(void)c;
 }
 

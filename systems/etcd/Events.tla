@@ -52,7 +52,7 @@ Resize(log, n) == IF n <= Len(log) THEN SubSeq(log, 1, n) ELSE log \o Zeros(n - 
 (* One member as the shaper knows it: raft's fields, its log of terms (0 = unknown), the step in *)
 (* progress (<<>>: none), whether applyConfChange runs, and a become* call not shown yet.         *)
 Member0 == [term |-> 0, vote |-> "0", role |-> 0, lead |-> "0", commit |-> 0, id |-> "0", log |-> <<>>,
-            step |-> <<>>, conf |-> FALSE, become |-> ""]
+            step |-> <<>>, conf |-> FALSE, become |-> "", pid |-> 0]
 
 ShapeInit == [ids |-> <<>>, m |-> <<>>]
 
@@ -133,10 +133,18 @@ Put(acc, n, mem) == [acc EXCEPT !.m = (n :> mem) @@ @]
 Learn(acc, hit) ==
     IF "id" \in DOMAIN hit.r /\ hit.r.id # "0" THEN [acc EXCEPT !.ids = (hit.r.id :> hit.node) @@ @] ELSE acc
 
-Shape(hit, acc0) ==
-    LET acc == Learn(acc0, hit)
-        n == hit.node
-        mem0 == Mem(acc, n)
+(* A member restarted (a new process): a step open in the old one never ends. It is written as  *)
+(* StepUnfinished, without a state (the mapping drops its window), as the C shaper does.          *)
+RestartPart(acc, mem, pid) ==
+    IF mem.pid # 0 /\ mem.pid # pid /\ mem.step # <<>>
+    THEN [mem |-> [mem EXCEPT !.step = <<>>, !.conf = FALSE, !.become = "", !.pid = pid],
+          out |-> <<Ev(acc, mem, "StepUnfinished", <<>>, <<>>, FALSE)>>]
+    ELSE [mem |-> [mem EXCEPT !.conf = IF mem.pid # pid THEN FALSE ELSE @, !.become = IF mem.pid # pid THEN "" ELSE @,
+                               !.pid = pid],
+          out |-> <<>>]
+
+ShapeOne(hit, acc, mem0) ==
+    LET n == hit.node
         r == hit.r
     IN
     IF hit.probe \in {"follower", "candidate", "precandidate", "leader"} THEN
@@ -170,5 +178,11 @@ Shape(hit, acc0) ==
                   [acc |-> Put(acc, n, Shown(mem)),
                    out |-> pre \o <<Ev(acc, mem, MsgKind(r.type, TRUE), <<>>, Msg(acc, r, mem, n, TRUE), TRUE)>>]
              [] OTHER -> [acc |-> Put(acc, n, mem), out |-> pre]
-    ELSE [acc |-> acc, out |-> <<>>]
+    ELSE [acc |-> Put(acc, n, mem0), out |-> <<>>]
+
+Shape(hit, acc0) ==
+    LET acc == Learn(acc0, hit)
+        rs == RestartPart(acc, Mem(acc, hit.node), hit.pid)
+        one == ShapeOne(hit, acc, rs.mem)
+    IN [acc |-> one.acc, out |-> rs.out \o one.out]
 ====

@@ -14,7 +14,7 @@ D=systems/etcd/spec
 SPEC=$D/EtcdRaft.tla
 MAP=$D/EtcdBenchMap.tla
 ns_before=$(ip netns list 2>/dev/null | grep -c '^spt-' || true)
-for s in leader-kill partition; do
+for s in leader-kill partition random; do
 	run_status 0 "$T/$s.json" "$T/$s.err" "$SPECTAP" record etcd --described --scenario "$s" -o "$T/$s.spt" --json
 	check_eq "$s (data): nothing lost, every receive paired, every put answered" "0 0 true" \
 		"$(jq -r '"\(.lost) \(.unpaired_receives) \(.load.acked + .load.failed == .load.ops)"' "$T/$s.json")"
@@ -27,6 +27,12 @@ for s in leader-kill partition; do
 done
 check_eq "partition (data): a new leader after the cut, and in namespaces" "true true" \
 	"$(jq -r '.netns' "$T/partition.json") $(jq '.actions.HandleVoteRequest.windows >= 2' "$T/partition.chk")"
+run_status 0 "$T/r2.out" "$T/r2.err" "$SPECTAP" record etcd --described --scenario random --seed 2 -o "$T/r2.spt"
+check_eq "random (data): three faults the seed picked" 3 "$(grep -c 'picked by the seed' "$T/r2.err" || true)"
+run_status 0 "$T/r2.chk" "$T/r2.cerr" "$SPECTAP" check --spec "$SPEC" --cfg $D/EtcdRaft.cfg --map "$MAP" "$T/r2.spt" \
+	--json --allow-empty
+check_eq "random seed 2 (data): every window of EtcdRaft.tla passes" "[]" \
+	"$(jq -c '[.actions | to_entries[] | select(.value.passed != .value.windows) | .key]' "$T/r2.chk")"
 check_eq "no network namespace is left" "$ns_before" "$(ip netns list 2>/dev/null | grep -c '^spt-' || true)"
 
 # The C recorder on the same scenario: the same vocabulary.

@@ -132,7 +132,9 @@ static void test_desc_ok(void)
 	int r = load(HEAD "files:\n  \"${node}.conf\": |\n    peers: ${each:,:${node}}\n"
 			  "scenarios:\n  s1: [start, {wait: leader}, {kill: leader}, {pause: n2, for: 2s}, {restart: last},"
 			  " {quiet: 500ms, timeout: 5s}]\n  s2: [start, {pause: follower}, {pause: n3}, {resume: paused}]\n"
-			  "  s3: [start, {partition: leader}, {wait: new-leader}, {heal: partitioned}, {wait: all}]\n",
+			  "  s3: [start, {partition: leader}, {wait: new-leader}, {heal: partitioned}, {wait: all}]\n"
+			  "  s4: [start, {fault: random, for: 2s}, {fault: random, of: [kill, pause], for: 500ms}]\n"
+			  "  s5: [start, {fault: random, of: [pause], for: 1s}]\n",
 		     &d, err);
 	CHECKF(r == 0, "%s", err);
 	if (r)
@@ -158,6 +160,11 @@ static void test_desc_ok(void)
 		CHECK(!sc->steps[0].hold);
 	}
 	CHECK(!desc_scenario(&d, "s1")->partitions && !desc_scenario(&d, "s2")->partitions);
+	sc = desc_scenario(&d, "s4"); /* a random fault that may partition runs the nodes in namespaces */
+	CHECK(sc && sc->n == 3 && sc->partitions && sc->steps[1].kind == STEP_FAULT &&
+	      sc->steps[1].faults == (FAULT_KILL | FAULT_PAUSE | FAULT_PARTITION) && sc->steps[1].ms == 2000 &&
+	      sc->steps[2].faults == (FAULT_KILL | FAULT_PAUSE) && sc->steps[2].ms == 500);
+	CHECK(!desc_scenario(&d, "s5")->partitions);
 	sc = desc_scenario(&d, "s3");
 	CHECK(sc && sc->n == 5 && sc->partitions);
 	if (sc && sc->n == 5) { /* a scenario with a partition runs its nodes in namespaces */
@@ -210,6 +217,9 @@ static void test_desc_errors(void)
 		{ HEAD "scenarios: {s: [start, {partition: n2}, {heal: n2}]}\n", "6:48: heal: partitioned (every node" },
 		{ HEAD "scenarios: {s: [start, {partition: majority}]}\n", "'majority' is not leader, follower" },
 		{ HEAD "scenarios: {s: [start, {kill: r2}]}\n", "'r2' is not leader, follower" },
+		{ HEAD "scenarios: {s: [start, {fault: random}]}\n", "fault: say how long it lasts" },
+		{ HEAD "scenarios: {s: [start, {fault: any, for: 1s}]}\n", "fault: random (a fault picked by the seed" },
+		{ HEAD "scenarios: {s: [start, {fault: random, of: [explode], for: 1s}]}\n", "of: kill, pause or partition" },
 		{ HEAD "nodes: {name: \"a-node-name-of-more-than-31-bytes-${i}\"}\nscenarios: {s: [start]}\n",
 		  "nodes.name: node 1's name is longer than 31 bytes" },
 		{ HEAD "nodes: {min: 10, default: 10, max: 12}\nscenarios: {s: [start, {partition: n1}, {heal: partitioned}]}\n",
