@@ -1086,11 +1086,60 @@ static TSNode narrow_error(TSNode bad)
 	return after < n && after > 0 ? ts_node_child(bad, after) : bad;
 }
 
+/* A block comment never closed: TLA+'s comments nest, so a "(*" inside one (a "(*raft).Step"
+ * in prose) opens another, and the parser can only say that the module is wrong from its first
+ * line. 1 with where the comment left open starts and the first "(*" opened inside a comment,
+ * else 0. Strings and line comments outside block comments are skipped. */
+static int unclosed_comment(const char *src, uint32_t *line, uint32_t *col, uint32_t *nline, uint32_t *ncol)
+{
+	uint32_t l = 1, c = 1, depth = 0;
+	bool nested = false;
+	for (const char *p = src; *p; p++) {
+		if (depth == 0 && p[0] == '"') { /* a string: to its closing quote */
+			for (p++, c++; *p && *p != '"' && *p != '\n'; p++, c++)
+				if (*p == '\\' && p[1] && p[1] != '\n')
+					p++, c++;
+			if (!*p)
+				break;
+		} else if (depth == 0 && p[0] == '\\' && p[1] == '*') { /* a line comment */
+			while (p[1] && p[1] != '\n')
+				p++, c++;
+		} else if (p[0] == '(' && p[1] == '*') {
+			if (depth == 0)
+				*line = l, *col = c;
+			else if (!nested)
+				*nline = l, *ncol = c, nested = true;
+			depth++;
+			p++, c++;
+		} else if (depth && p[0] == '*' && p[1] == ')') {
+			depth--;
+			p++, c++;
+		}
+		if (*p == '\n')
+			l++, c = 0;
+		c++;
+	}
+	if (!nested)
+		*nline = *ncol = 0;
+	return depth > 0;
+}
+
 int parse_syntax_error(const char *src, const char *file, TSNode root, struct spec_error *err)
 {
 	TSNode bad;
 	if (!first_error(root, &bad))
 		return 0;
+	uint32_t line = 1, col = 1, nline = 0, ncol = 0;
+	if (unclosed_comment(src, &line, &col, &nline, &ncol)) {
+		err->pos = (struct src_pos){ file, line, col };
+		if (nline)
+			snprintf(err->msg, sizeof(err->msg), "syntax error: the comment opened here is never closed: comments "
+				 "nest, and the \"(*\" at %u:%u opens another (write \"( *\" there, or close it)", nline, ncol);
+		else
+			snprintf(err->msg, sizeof(err->msg), "syntax error: the comment opened here is never closed");
+		err->excerpt[0] = 0;
+		return -EINVAL;
+	}
 	if (!ts_node_is_missing(bad))
 		bad = narrow_error(bad);
 	struct conv cv = { NULL, src, file, err, false, 0 };

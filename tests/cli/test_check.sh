@@ -84,6 +84,12 @@ cp $CFG "$T/Raft.cfg"
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/Raft.tla" --windows $W/Timeout.ndjson --action Timeout
 check_contains "syntax error: file:line:col" "$T/e" "$T/Raft.tla:35:31: syntax error"
 check_eq "syntax error: no output" "" "$(cat "$T/o")"
+# A "(*" in a comment's prose opens a nested comment that never closes: the parser alone could
+# only point at the module's first line; the error names where the comment and the "(*" are.
+awk 'NR == 3 { print "(* a step of (*raft).Step *)" } { print }' $R/Raft.tla >"$T/Raft.tla"
+run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec "$T/Raft.tla" --windows $W/Timeout.ndjson --action Timeout
+check_contains "an unclosed nested comment: where it opens and the nested (*" "$T/e" \
+	"$T/Raft.tla:3:1: syntax error: the comment opened here is never closed: comments nest, and the \"(*\" at 3:14 opens another"
 
 run_status 1 "$T/o" "$T/e" "$SPECTAP" check --spec $R/Raft.tla --windows $W/Timeout.ndjson --action Elect
 check_contains "unknown action named" "$T/e" "Elect is not an action (an operator) of module Raft"
