@@ -27,6 +27,8 @@ static const char usage[] =
 	"reports. Needs root (BPF). Nothing is left running, even on Ctrl-C or an error.\n"
 	"While the cluster runs, the raw records go to an unnamed spool file in OUT's directory\n"
 	"(a few hundred bytes each); they become events when it stops, to take little CPU from it.\n"
+	"With --described, the same events come from etcd's description instead (systems/etcd/\n"
+	"system.yaml, Events.tla: no C; `spectap record etcd --described --help`, docs/etcd.md).\n"
 	"\n"
 	"  --scenario NAME  initial-election, steady-writes (300 puts), leader-kill (SIGKILL the\n"
 	"                   leader), follower-pause (SIGSTOP a follower for 3 election timeouts),\n"

@@ -68,12 +68,13 @@ check_eq "leader-partition: the nodes ran in network namespaces (and only there)
 	"$(jq .netns "$T/leader-partition.json") $(jq .netns "$T/leader-kill.json")"
 check_eq "leader-partition: at the end every node names the same leader" 1 \
 	"$(jq '[.final[].node_says] | unique | length' "$T/leader-partition.json")"
-check_eq "leader-partition: a leader was elected while the old one was cut off" 2 \
-	"$(jq '.probe_hits.leader' "$T/leader-partition.json")"
+# (at least: the cut-off node may come back with a higher term of its own and force one more)
+check "leader-partition: a leader was elected while the old one was cut off" \
+	test "$(jq '.probe_hits.leader' "$T/leader-partition.json")" -ge 2
 check "leader-partition: the cut-off leader stepped down after the heal" \
 	test "$(jq '.probe_hits.follower' "$T/leader-partition.json")" -ge 1
-check_eq "leader-partition: HandleVoteRequest and BecomeFollower windows pass" "true" \
-	"$(jq '.actions.BecomeFollower.passed >= 1 and .actions.BecomeLeader.passed == 2' "$T/leader-partition.check")"
+check_eq "leader-partition: BecomeFollower and a second BecomeLeader have windows (all pass: above)" "true" \
+	"$(jq '.actions.BecomeFollower.windows >= 1 and .actions.BecomeLeader.windows >= 2' "$T/leader-partition.check")"
 check_eq "no network namespace is left" "$(cat "$T/ns.before")" "$(ip netns list 2>/dev/null | grep -c '^spt-' || true)"
 check "a paused leader steps down when it wakes" test "$(jq '.probe_hits.follower' "$T/leader-pause.json")" -ge 1
 # A call whose prologue grows the stack runs its entry twice; only the jbe that goes on counts:
