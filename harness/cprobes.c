@@ -8,18 +8,9 @@
 
 #include "cbin.h"
 
-#include <stdarg.h>
-
 _Static_assert(DESC_MAX_READS <= UPROBE_MAX_READS, "a described probe's reads fit one record");
 
-static void __attribute__((format(printf, 2, 3))) cfail(char *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, HPROBES_ERR_SIZE, fmt, ap);
-	va_end(ap);
-}
-#define FAIL(...) cfail(err, __VA_ARGS__)
+#define FAIL(...) hprobes_fail(err, 0, __VA_ARGS__)
 
 /* The value of one read, as the events module sees it: a scalar's signedness from the read,
  * anything wider than 8 bytes as its bytes. */
@@ -56,12 +47,12 @@ static int attach_one(struct uprobe_loader *l, const struct cbin *c, const char 
 		/* At a return the parameters' registers are gone: the entry saves the first ones (the
 		 * stash, per thread and frame) and the return reads through them. */
 		int slot = at_return ? cbin_expr_param(&f, rd->expr) : -1;
-		if (!at_return && cbin_expr_param(&f, rd->expr) < 0 && strstr(rd->expr, "return")) {
+		if (!at_return && cbin_expr_returns(rd->expr)) {
 			FAIL("%s:%u:%u: %s, read %s (%s): `return` is read at a return (at: return), not at the entry",
 			     d->path, rd->pos.line, rd->pos.col, dp->func, rd->name, rd->expr);
 			return -EINVAL;
 		}
-		if (at_return && slot < 0 && !strstr(rd->expr, "return")) {
+		if (at_return && slot < 0 && !cbin_expr_returns(rd->expr)) {
 			FAIL("%s:%u:%u: %s, read %s (%s): at a return, read `return` (the value it returns) or through "
 			     "one of the first %d parameters", d->path, rd->pos.line, rd->pos.col, dp->func, rd->name,
 			     rd->expr, UPROBE_MAX_STASH);

@@ -16,7 +16,7 @@
 #include "spectap/json.h"
 #include "supervise.h"
 
-static int pfail(char *err, int e, const char *fmt, ...)
+int hprobes_fail(char *err, int e, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -109,7 +109,7 @@ static int resolve(const struct desc *d, const char *goprobe, struct spt_arena *
 	struct spt_buf b = { 0 };
 	int fd = mkstemp(path), r = 0;
 	if (fd < 0)
-		return pfail(err, errno, "cannot create a file in /tmp for goprobe's request: %s", strerror(errno));
+		return hprobes_fail(err, errno, "cannot create a file in /tmp for goprobe's request: %s", strerror(errno));
 	spt_buf_puts(&b, "{\"functions\":[");
 	for (size_t i = 0; i < d->nprobes; i++) {
 		spt_buf_printf(&b, "%s{\"name\":", i ? "," : "");
@@ -137,7 +137,7 @@ static int resolve(const struct desc *d, const char *goprobe, struct spt_arena *
 		}
 	}
 	if (b.oom || write(fd, b.p, b.len) != (ssize_t)b.len)
-		r = pfail(err, EIO, "writing goprobe's request %s", path);
+		r = hprobes_fail(err, EIO, "writing goprobe's request %s", path);
 	close(fd);
 	spt_buf_free(&b);
 	if (r) {
@@ -153,7 +153,7 @@ static int resolve(const struct desc *d, const char *goprobe, struct spt_arena *
 	r = sup_run_capture(argv, env, 300000, &o, serr);
 	unlink(path);
 	if (r) {
-		r = pfail(err, -r, "running %s: %s", goprobe, serr);
+		r = hprobes_fail(err, -r, "running %s: %s", goprobe, serr);
 	} else if (!WIFEXITED(o.status) || WEXITSTATUS(o.status)) {
 		char *nl = o.err_out ? strchr(o.err_out, '\n') : NULL, *msg = o.err_out ? o.err_out : (char *)"";
 		int fi, ri, k = 0;
@@ -166,15 +166,15 @@ static int resolve(const struct desc *d, const char *goprobe, struct spt_arena *
 		    ri < (int)d->probes[fi].nreads) {
 			const struct desc_probe *p = &d->probes[fi];
 			if (ri < 0)
-				r = pfail(err, EINVAL, "%s:%u:%u: %s", d->path, p->pos.line, p->pos.col, msg + k);
+				r = hprobes_fail(err, EINVAL, "%s:%u:%u: %s", d->path, p->pos.line, p->pos.col, msg + k);
 			else
-				r = pfail(err, EINVAL, "%s:%u:%u: %s, read %s (%s): %s", d->path, p->reads[ri].pos.line,
+				r = hprobes_fail(err, EINVAL, "%s:%u:%u: %s, read %s (%s): %s", d->path, p->reads[ri].pos.line,
 					  p->reads[ri].pos.col, p->func, p->reads[ri].name, p->reads[ri].expr, msg + k);
 		} else {
-			r = pfail(err, EINVAL, "%s: %s", d->path, msg[0] ? msg : "goprobe failed");
+			r = hprobes_fail(err, EINVAL, "%s: %s", d->path, msg[0] ? msg : "goprobe failed");
 		}
 	} else if (spt_json_parse(a, o.out, o.out_len, 0, answer, &je)) {
-		r = pfail(err, EPROTO, "goprobe's answer is not JSON: %s", je.msg);
+		r = hprobes_fail(err, EPROTO, "goprobe's answer is not JSON: %s", je.msg);
 	} else {
 		cache_store(cached, o.out, o.out_len);
 	}
@@ -210,7 +210,7 @@ static int part_read(spt_val *f, spt_val *part, bool at_return, struct uprobe_re
 	spt_val *p = pname ? param_of(f, pname) : NULL, *derefs = get(part, "derefs");
 	int64_t word = gint(part, "word", 0), off = gint(part, "off", 0), size = gint(part, "size", 8);
 	if (!p || !how)
-		return pfail(err, EPROTO, "%s: goprobe's answer names no parameter", what);
+		return hprobes_fail(err, EPROTO, "%s: goprobe's answer names no parameter", what);
 	memset(out, 0, sizeof(*out));
 	*need_reg = -1;
 	int reg = reg_of(p, word);
@@ -229,7 +229,7 @@ static int part_read(spt_val *f, spt_val *part, bool at_return, struct uprobe_re
 			off = 0;
 	}
 	if (glen(derefs) > UPROBE_MAX_DEREFS)
-		return pfail(err, E2BIG, "%s: %zu pointer dereferences, at most %d", what, glen(derefs), UPROBE_MAX_DEREFS);
+		return hprobes_fail(err, E2BIG, "%s: %zu pointer dereferences, at most %d", what, glen(derefs), UPROBE_MAX_DEREFS);
 	out->nderef = (uint8_t)glen(derefs);
 	for (size_t k = 0; k < glen(derefs); k++)
 		out->deref_off[k] = (int32_t)gat(derefs, k)->u.i;
@@ -244,7 +244,7 @@ static int part_read(spt_val *f, spt_val *part, bool at_return, struct uprobe_re
 		if (get(part, "tail") && get(part, "tail")->kind == SPT_BOOL && get(part, "tail")->u.b)
 			out->flags |= UPROBE_READ_TAIL;
 		if (size < 1 || size > UPROBE_MAX_ELEMS)
-			return pfail(err, EINVAL, "%s: %lld elements, 1..%d", what, (long long)size, UPROBE_MAX_ELEMS);
+			return hprobes_fail(err, EINVAL, "%s: %lld elements, 1..%d", what, (long long)size, UPROBE_MAX_ELEMS);
 	} else {
 		out->kind = UPROBE_READ_BLOCK;
 		size = size > UPROBE_MAX_BLOCK ? UPROBE_MAX_BLOCK : size;
@@ -288,10 +288,10 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 	struct gobin_func fn;
 	struct gobin_sites sites;
 	if (!sym || gobin_func_find(g, sym, &fn, gerr))
-		return pfail(err, ENOENT, "%s:%u:%u: %s is not a function of %s (%s); was it inlined or renamed in this "
+		return hprobes_fail(err, ENOENT, "%s:%u:%u: %s is not a function of %s (%s); was it inlined or renamed in this "
 			     "build?", d->path, dp->pos.line, dp->pos.col, dp->func, binary, gerr);
 	if ((r = gobin_sites(g, &fn, &sites, gerr)))
-		return pfail(err, -r, "%s: %s", dp->func, gerr);
+		return hprobes_fail(err, -r, "%s: %s", dp->func, gerr);
 	bool at_branch = !at_return && sites.entry_branch_off;
 	gobin_sites_free(&sites);
 	unsigned extra = at_branch ? 2 : 3; /* reads of our own, after the description's */
@@ -307,7 +307,7 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 		for (size_t q = 0; q < glen(parts); q++) {
 			spt_val *part = gat(parts, q);
 			if (nr + extra >= UPROBE_MAX_READS)
-				return pfail(err, E2BIG, "%s: more than %d reads in one probe (a string takes two)", what,
+				return hprobes_fail(err, E2BIG, "%s: more than %d reads in one probe (a string takes two)", what,
 					     UPROBE_MAX_READS - (int)extra);
 			if ((r = part_read(f, part, at_return, &spec.reads[nr], &need_reg[nr], &need_slot[nr], err, what)))
 				return r;
@@ -315,7 +315,7 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 			if (role && !strcmp(role, "elems")) {
 				h->b = (int)nr;
 				if (h->v < 0)
-					return pfail(err, EPROTO, "%s: goprobe gave no length before the elements", what);
+					return hprobes_fail(err, EPROTO, "%s: goprobe gave no length before the elements", what);
 				spec.reads[nr].len_read = (uint8_t)h->v;
 			} else if (role && !strcmp(role, "bytes")) {
 				h->b = (int)nr;
@@ -347,12 +347,12 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 	spec.nreads = nr;
 
 	if ((r = gobin_sites(g, &fn, &sites, gerr)))
-		return pfail(err, -r, "%s: %s", dp->func, gerr);
+		return hprobes_fail(err, -r, "%s: %s", dp->func, gerr);
 	if (!at_return) {
 		uint64_t off = at_branch ? sites.entry_branch_off : sites.entry_off;
 		r = uprobe_attach(l, binary, off, hp->id, &spec, -1);
 		if (r)
-			r = pfail(err, -r, "attaching %s at its entry: %s", dp->func, uprobe_loader_error(l));
+			r = hprobes_fail(err, -r, "attaching %s at its entry: %s", dp->func, uprobe_loader_error(l));
 		hp->nsites = 1;
 		out->entry_sites++;
 		gobin_sites_free(&sites);
@@ -365,7 +365,7 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 		free(all);
 		free(one);
 		gobin_sites_free(&sites);
-		return pfail(err, ENOMEM, "out of memory");
+		return hprobes_fail(err, ENOMEM, "out of memory");
 	}
 	for (size_t k = 0; k < nsite; k++)
 		all[k] = true;
@@ -373,7 +373,7 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 		if (need_reg[k] < 0)
 			continue;
 		if ((r = gobin_spilled_at(g, &fn, &sites, need_reg[k], need_slot[k], one, one + sites.nret, gerr)))
-			r = pfail(err, -r, "%s: %s", dp->func, gerr);
+			r = hprobes_fail(err, -r, "%s: %s", dp->func, gerr);
 		for (size_t q = 0; q < nsite && !r; q++)
 			all[q] = all[q] && one[q];
 	}
@@ -382,14 +382,14 @@ static int attach_one(struct uprobe_loader *l, struct gobin *g, const char *bina
 			continue;
 		uint64_t off = q < sites.nret ? sites.ret_off[q] : sites.tail_off[q - sites.nret];
 		if ((r = uprobe_attach(l, binary, off, hp->id, &spec, -1)))
-			r = pfail(err, -r, "attaching %s at a return: %s", dp->func, uprobe_loader_error(l));
+			r = hprobes_fail(err, -r, "attaching %s at a return: %s", dp->func, uprobe_loader_error(l));
 		ok++;
 	}
 	free(all);
 	free(one);
 	gobin_sites_free(&sites);
 	if (!r && !ok)
-		return pfail(err, ENOTSUP, "%s:%u:%u: %s does not save the arguments its return probe reads at any of its %zu "
+		return hprobes_fail(err, ENOTSUP, "%s:%u:%u: %s does not save the arguments its return probe reads at any of its %zu "
 			     "return sites: read them at the entry, or at the entry of the next function probed",
 			     d->path, dp->pos.line, dp->pos.col, dp->func, nsite);
 	hp->nsites = (unsigned)ok;
@@ -410,16 +410,16 @@ int hprobes_attach(struct uprobe_loader *l, const struct desc *d, const char *bi
 	if (d->lang == DESC_LANG_C)
 		return hprobes_attach_c(l, d, binary, out, err);
 	if (d->lang != DESC_LANG_GO || !goprobe)
-		return pfail(err, ENOTSUP, "%s: Go probes need tools/goprobe", d->path);
+		return hprobes_fail(err, ENOTSUP, "%s: Go probes need tools/goprobe", d->path);
 	if ((r = gobin_open(binary, &g, gerr)))
-		return pfail(err, -r, "%s", gerr);
+		return hprobes_fail(err, -r, "%s", gerr);
 	spt_arena_init(&a);
 	if ((r = resolve(d, goprobe, &a, &answer, err)))
 		goto out;
 	const char *built = gstr(answer, "go"), *bin = gobin_go_version(g);
 	snprintf(out->go_version, sizeof(out->go_version), "%s", bin);
 	if (!built || strcmp(built, bin)) {
-		r = pfail(err, EINVAL, "%s was built with %s and this machine's Go (golang-go) is %s: the struct layouts "
+		r = hprobes_fail(err, EINVAL, "%s was built with %s and this machine's Go (golang-go) is %s: the struct layouts "
 			  "goprobe computes may not be the binary's, so nothing is attached", binary, bin,
 			  built ? built : "?");
 		goto out;
@@ -427,7 +427,7 @@ int hprobes_attach(struct uprobe_loader *l, const struct desc *d, const char *bi
 	out->p = calloc(d->nprobes, sizeof(*out->p));
 	out->table = calloc(d->nprobes, sizeof(*out->table));
 	if (!out->p || !out->table) {
-		r = pfail(err, ENOMEM, "out of memory");
+		r = hprobes_fail(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	out->n = d->nprobes;

@@ -70,5 +70,7 @@ int hprobes_attach_c(struct uprobe_loader *l, const struct desc *d, const char *
 		     char *err);
 void hprobes_free(struct hprobes *p);
 const struct hprobe *hprobes_find(const struct hprobes *p, uint32_t id);
+/* The message of a failure into err (HPROBES_ERR_SIZE); returns -e. */
+int hprobes_fail(char *err, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

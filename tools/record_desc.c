@@ -58,7 +58,8 @@ struct rec {
 	const char *binary, *keep;
 	char abs_binary[PATH_MAX]; /* --binary made absolute (symlinks kept: a program may read
 				    * its name): the nodes run in the work directory */
-	char tools[PATH_MAX];      /* ${tools}: the programs spectap builds, beside it */
+	char goprobe[PATH_MAX];    /* tools/goprobe beside spectap, or "" */
+	char tools[PATH_MAX];      /* ${tools}: the programs spectap builds (goprobe's directory) */
 	bool no_probes;
 	struct corpus_args cov; /* --until-covered */
 	struct desc d;
@@ -243,7 +244,7 @@ static int record(struct rec *r)
 {
 	struct cli *c = r->c;
 	const struct desc *d = &r->d;
-	char err[HPROBES_ERR_SIZE] = "", dir[] = "/tmp/spectap-record-XXXXXX", gp[PATH_MAX], module[PATH_MAX],
+	char err[HPROBES_ERR_SIZE] = "", dir[] = "/tmp/spectap-record-XXXXXX", module[PATH_MAX],
 	     version[64];
 	struct uprobe_loader *l = NULL;
 	struct spt_writer *w = NULL;
@@ -262,7 +263,7 @@ static int record(struct rec *r)
 	if (access(binary, X_OK))
 		return cli_fail(c, "%s: %s%s%s", binary, strerror(errno), d->package ? "; install Debian's " : "",
 				d->package ? d->package : "");
-	const char *goprobe = d->lang == DESC_LANG_GO ? cli_beside_self("tools/goprobe", X_OK, gp, sizeof(gp)) : NULL;
+	const char *goprobe = d->lang == DESC_LANG_GO && r->goprobe[0] ? r->goprobe : NULL;
 	if (d->lang == DESC_LANG_GO && !goprobe)
 		return cli_fail(c, "tools/goprobe is not beside spectap: build it with `make`");
 	snprintf(module, sizeof(module), "%s/%s", d->dir, d->events);
@@ -458,10 +459,10 @@ int record_described(int argc, char **argv)
 		return cli_fail(&c, "%s", err);
 	r.com.nodes = r.d.nodes_default;
 	/* ${tools}: where spectap's own programs are (goprobe is always built there). */
-	if (cli_beside_self("tools/goprobe", X_OK, r.tools, sizeof(r.tools)))
+	if (cli_beside_self("tools/goprobe", X_OK, r.goprobe, sizeof(r.goprobe))) {
+		memcpy(r.tools, r.goprobe, sizeof(r.tools));
 		*strrchr(r.tools, '/') = 0;
-	else
-		r.tools[0] = 0;
+	}
 	int opt, k, rc;
 	while ((opt = getopt_long(argc, argv, ":o:fh", longopts, NULL)) != -1) {
 		if ((k = record_common_opt(&c, opt, optarg, &r.com, r.d.nodes_min,

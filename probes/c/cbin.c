@@ -395,9 +395,10 @@ const struct cbin_param *cbin_func_param(const struct cbin_func *f, const char *
 	return NULL;
 }
 
-int cbin_expr_param(const struct cbin_func *f, const char *expr)
+/* Where the name an expression of cbin_read starts with is: past a cast, "(T *)name..." or
+ * "((T *)name...)...". */
+static const char *expr_name(const char *expr)
 {
-	/* Past a cast: "(T *)name..." or "((T *)name...)...". */
 	while (*expr == ' ')
 		expr++;
 	if (expr[0] == '(' && expr[1] == '(')
@@ -406,14 +407,26 @@ int cbin_expr_param(const struct cbin_func *f, const char *expr)
 	if (close && memchr(expr, '*', (size_t)(close - expr)))
 		for (expr = close + 1; *expr == ' '; expr++)
 			;
-	for (unsigned k = 0; k < f->nparams; k++) {
-		size_t n = strlen(f->params[k].name);
-		if (n && !strncmp(expr, f->params[k].name, n) &&
-		    (expr[n] == 0 || expr[n] == '-' || expr[n] == '.' || expr[n] == '['))
+	return expr;
+}
+
+/* Whether p starts with the name name, whole (a step or the end follows). */
+static bool names(const char *p, const char *name)
+{
+	size_t n = strlen(name);
+	return n && !strncmp(p, name, n) && (p[n] == 0 || p[n] == '-' || p[n] == '.' || p[n] == '[' || p[n] == ')');
+}
+
+int cbin_expr_param(const struct cbin_func *f, const char *expr)
+{
+	const char *p = expr_name(expr);
+	for (unsigned k = 0; k < f->nparams; k++)
+		if (names(p, f->params[k].name))
 			return (int)k;
-	}
 	return -1;
 }
+
+bool cbin_expr_returns(const char *expr) { return names(expr_name(expr), "return"); }
 
 /* A compiler clone of name ("name.constprop.0"), for the message when only that exists. */
 static const struct cbin_sym *find_clone(const struct cbin *c, const char *name)

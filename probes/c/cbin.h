@@ -100,6 +100,8 @@ const struct cbin_param *cbin_func_param(const struct cbin_func *f, const char *
 /* The index of the parameter an expression of cbin_read starts with ("me->log.count": me's;
  * past a cast, "((T *)n->udata)->x": n's), or -1. */
 int cbin_expr_param(const struct cbin_func *f, const char *expr);
+/* Whether such an expression reads through the return value ("return", "return->x"). */
+bool cbin_expr_returns(const char *expr);
 
 /* A named type: "struct raft_server", "union u", "enum e", or a typedef or base type name
  * ("raft_server_t", "long int"). A complete definition wins over a declaration. -ENOENT. */

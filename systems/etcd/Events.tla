@@ -93,7 +93,7 @@ Msg(acc, r, mem, n, send) ==
 (* requests from the member itself.                                                              *)
 IsLocal(r, mem) == r.type \in {0, 1, 10, 11, 12} \/ (r.type \in {2, 15} /\ r.from \in {"0", mem.id})
 
-(* An event of member n: args gain the step it belongs to (and the step's message at its first). *)
+(* An event of a member: args gain the step it belongs to (and the step's message at its first). *)
 Ev(acc, mem, kind, args, msg, withState) ==
     LET inStep == mem.step # <<>>
         a1 == IF inStep THEN args @@ [step |-> TypeName(mem.step.r.type)] ELSE args
@@ -136,12 +136,10 @@ Learn(acc, hit) ==
 (* A member restarted (a new process): a step open in the old one never ends. It is written as  *)
 (* StepUnfinished, without a state (the mapping drops its window), as the C shaper does.          *)
 RestartPart(acc, mem, pid) ==
-    IF mem.pid # 0 /\ mem.pid # pid /\ mem.step # <<>>
-    THEN [mem |-> [mem EXCEPT !.step = <<>>, !.conf = FALSE, !.become = "", !.pid = pid],
-          out |-> <<Ev(acc, mem, "StepUnfinished", <<>>, <<>>, FALSE)>>]
-    ELSE [mem |-> [mem EXCEPT !.conf = IF mem.pid # pid THEN FALSE ELSE @, !.become = IF mem.pid # pid THEN "" ELSE @,
-                               !.pid = pid],
-          out |-> <<>>]
+    LET new == mem.pid # 0 /\ mem.pid # pid
+    IN [mem |-> IF new THEN [mem EXCEPT !.step = <<>>, !.conf = FALSE, !.become = "", !.pid = pid]
+                ELSE [mem EXCEPT !.pid = pid],
+        out |-> IF new /\ mem.step # <<>> THEN <<Ev(acc, mem, "StepUnfinished", <<>>, <<>>, FALSE)>> ELSE <<>>]
 
 ShapeOne(hit, acc, mem0) ==
     LET n == hit.node
